@@ -1,0 +1,11 @@
+// The `_tscore` extension module. Each component binds itself in its own bind_<component>.cpp;
+// this file only calls them in order.
+#include <nanobind/nanobind.h>
+
+#include "bindings.hpp"
+
+NB_MODULE(_tscore, m) {
+  m.doc() = "C++ core of Tilesmith and TileOPs (no libtorch)";
+  m.attr("__version__") = "0.1.0";
+  ts::python::bind_error(m);
+}

@@ -1,0 +1,5 @@
+"""Tilesmith: agent-driven, gated rewrites of TorchInductor's generated CUDA wrappers."""
+
+from _tscore import __version__
+
+__all__ = ["__version__"]
