@@ -57,14 +57,15 @@ class InternalError : public std::logic_error {
 };
 
 namespace detail {
-[[noreturn]] void check_failed(const char* file, int line, const char* expr, const std::string& msg);
+[[noreturn]] void check_failed(const char* file, int line, const char* expr,
+                               const std::string& msg);
 }  // namespace detail
 
 }  // namespace ts
 
 /// Asserts an internal invariant; on failure throws ts::InternalError naming file:line and expr.
-#define TS_CHECK(cond, msg)                                                                 \
-  do {                                                                                     \
-    if (!(cond)) [[unlikely]]                                                              \
-      ::ts::detail::check_failed(__FILE__, __LINE__, #cond, (msg));                        \
+#define TS_CHECK(cond, msg)                                         \
+  do {                                                              \
+    if (!(cond)) [[unlikely]]                                       \
+      ::ts::detail::check_failed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

@@ -1,0 +1,91 @@
+// Binding a concrete call to an op's signature: every forall variable gets a value, every
+// constraint is checked, and the outputs' shapes and dtypes come out. This runs on every op call,
+// so it allocates little and formats text only on failure.
+//
+//   int64_t a_shape[] = {1024, 512}, a_strides[] = {512, 1};
+//   int64_t b_shape[] = {1024, 512}, b_strides[] = {512, 1};
+//   ts::spec::TensorArg args[] = {{DType::bfloat16, a_shape, a_strides},
+//                                 {DType::bfloat16, b_shape, b_strides}};
+//   auto call = ts::spec::bind(*gemm, args, {});   // trans_b defaults to true
+//   call->outputs[0].shape == {1024, 1024}
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ts/error.hpp"
+#include "ts/spec/dtype.hpp"
+#include "ts/spec/manifest.hpp"
+
+namespace ts::spec {
+
+struct NoneValue {
+  bool operator==(const NoneValue&) const = default;
+};
+
+/// A param value. std::monostate means "not given": the default applies.
+using ParamValue = std::variant<std::monostate, NoneValue, bool, int64_t, double, std::string,
+                                std::vector<int64_t>>;
+
+/// One input tensor as the caller sees it. `present = false` passes None for an optional input.
+struct TensorArg {
+  DType dtype = DType::float32;
+  std::span<const int64_t> shape;
+  std::span<const int64_t> strides;  // in elements; empty means contiguous
+  bool present = true;
+};
+
+struct OutputDesc {
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// Everything known about a call after binding, indexed like the op's declarations.
+struct BoundCall {
+  std::vector<int64_t> dims;                    // one per Dim variable, in declaration order
+  std::vector<uint8_t> dims_bound;              // 0 for a Dim only an absent optional input has
+  std::vector<std::vector<int64_t>> dim_lists;  // one per Dims variable
+  std::vector<DType> dtypes;                    // one per DType variable
+  std::vector<ParamValue> params;               // defaults filled in
+  std::vector<uint8_t> present;                 // per input
+  std::vector<OutputDesc> outputs;
+  std::vector<DType> tensor_dtypes;   // inputs then outputs
+  std::vector<int64_t> tensor_numel;  // inputs then outputs; -1 for an absent optional input
+};
+
+/// Binds `inputs` (in declaration order, one per declared input) and `params` (in declaration
+/// order; fewer than declared means the rest take their defaults) to `op`.
+Expected<BoundCall> bind(const OpSpec& op, std::span<const TensorArg> inputs,
+                         std::span<const ParamValue> params);
+
+/// Value of a Dim variable by name after binding (for messages, tests and tools).
+std::optional<int64_t> dim_value(const OpSpec& op, const BoundCall& call, std::string_view name);
+
+/// Canonical text of a param value: true, 3, 1e-06, "tanh", [1, 2], none.
+std::string param_value_text(const ParamValue& v);
+
+/// The roofline counts of a bound call, evaluated from the spec's formulas.
+struct RooflineCounts {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  bool tensor_cores = false;  // compute: tensor
+  DType compute_dtype = DType::float32;
+};
+Expected<RooflineCounts> roofline_counts(const OpSpec& op, const BoundCall& call);
+
+/// The concrete calls an op's workloads describe: one per workload row and dtype case.
+struct WorkloadCall {
+  std::string label;                               // the row's label
+  std::string dtype_case;                          // "T=bfloat16"
+  std::vector<std::vector<int64_t>> input_shapes;  // empty for absent optional inputs
+  std::vector<DType> input_dtypes;
+  std::vector<uint8_t> input_present;
+  std::vector<ParamValue> params;
+  BoundCall bound;
+};
+Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op);
+
+}  // namespace ts::spec
