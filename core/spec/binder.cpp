@@ -329,7 +329,9 @@ Expected<BoundCall> bind(const OpSpec& op, std::span<const TensorArg> inputs,
       std::string text =
           fmt::format("{}: {}: expected shape [{}]", m.name, decl.name, fmt::join(sym, ", "));
       const std::string values = fmt::format("[{}]", fmt::join(val, ", "));
-      if (values != fmt::format("[{}]", fmt::join(sym, ", "))) text += " = " + values;
+      const bool any_known = std::any_of(
+          val.begin(), val.end(), [](const std::string& v) { return v != "?" && v != "*?"; });
+      if (any_known && values != fmt::format("[{}]", fmt::join(sym, ", "))) text += " = " + values;
       if (!sources.empty()) text += fmt::format(" ({})", fmt::join(sources, ", "));
       text += fmt::format(", got {}", shape_text(arg.shape));
       if (!detail.empty()) text += ": " + detail;

@@ -100,6 +100,8 @@ class Parser {
   int32_t parse_top() {
     int32_t root = parse_expr(0);
     if (root < 0) return -1;
+    if (tok_.kind == Tok::error)
+      return fail(tok_.pos, fmt::format("unexpected character '{}'", tok_.text));
     if (tok_.kind != Tok::end) return fail(tok_.pos, fmt::format("unexpected '{}'", tok_.text));
     return root;
   }

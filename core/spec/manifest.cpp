@@ -724,21 +724,25 @@ void OpCompiler::compile_params(const YAML::Node& params) {
     const std::string name = it->first.Scalar();
     const std::string where = "signature.params." + name;
     YAML::Node type_node, default_node;
+    bool has_type = false, has_default = false;
     if (it->second.IsScalar()) {
+      has_type = true;
       type_node.reset(it->second);
     } else if (it->second.IsMap()) {
       std::set<std::string> seen;
       for (auto f = it->second.begin(); f != it->second.end(); ++f) {
         const std::string k = f->first.Scalar();
-        if (k == "type")
+        if (k == "type") {
           type_node.reset(f->second);
-        else if (k == "default")
+          has_type = true;
+        } else if (k == "default") {
           default_node.reset(f->second);
-        else if (k != "doc")
+          has_default = true;
+        } else if (k != "doc")
           error(f->first,
                 fmt::format("{}: unknown key '{}' (expected type, default, doc)", where, k));
       }
-      if (!type_node) {
+      if (!has_type) {
         error(it->second, fmt::format("{}: missing 'type'", where));
         continue;
       }
@@ -786,7 +790,7 @@ void OpCompiler::compile_params(const YAML::Node& params) {
     if (canonical.empty()) canonical = std::string(t);
     if (p.optional) canonical = "optional[" + canonical + "]";
     ParamInfo info{name, canonical, std::nullopt};
-    if (default_node) {
+    if (has_default) {
       auto v = param_value(p, default_node, where + ".default");
       if (!v) continue;
       p.has_default = true;
@@ -974,12 +978,14 @@ void OpCompiler::compile_workloads(const YAML::Node& workloads) {
     }
     bool row_ok = true;
     YAML::Node cases;
+    bool has_cases = false;
     for (auto it = row_node.begin(); it != row_node.end(); ++it) {
       const std::string key = it->first.Scalar();
       const YAML::Node& v = it->second;
       if (key == "label") continue;
       if (key == "dtype_cases" || key == "dtypes") {
         cases.reset(v);
+        has_cases = true;
         continue;
       }
       if (key == "present") {
@@ -1042,7 +1048,7 @@ void OpCompiler::compile_workloads(const YAML::Node& workloads) {
     }
     // dtype cases: [{T: float16}, {T: bfloat16}], or dtypes: [float16, bfloat16] with one variable.
     const size_t nvars = op_->dtype_vars.size();
-    if (!cases) {
+    if (!has_cases) {
       std::vector<DType> only;
       for (const auto& var : op_->dtype_vars) {
         int count = 0;
@@ -1239,23 +1245,28 @@ void load_document(std::string_view text, const std::string& file, Manifest& out
          fmt::format("expected a map from op names to entries, found {}", node_kind(root))});
     return;
   }
-  for (auto it = root.begin(); it != root.end(); ++it) {
-    if (!it->first.IsScalar()) {
+  try {
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      if (!it->first.IsScalar()) {
+        const YAML::Mark m = it->first.Mark();
+        diags.push_back({file, m.line + 1, m.column + 1, "an op name must be a plain string"});
+        continue;
+      }
+      const std::string name = it->first.Scalar();
       const YAML::Mark m = it->first.Mark();
-      diags.push_back({file, m.line + 1, m.column + 1, "an op name must be a plain string"});
-      continue;
+      const std::string where = fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
+      if (auto [pos, fresh] = seen.emplace(name, where); !fresh) {
+        diags.push_back({file, m.line + 1, m.column + 1,
+                         fmt::format("{}: declared again (first at {})", name, pos->second)});
+        continue;
+      }
+      OpCompiler compiler(file, diags);
+      if (auto model = compiler.compile(name, it->first, it->second))
+        out.add(OpSpec(std::move(model)));
     }
-    const std::string name = it->first.Scalar();
-    const YAML::Mark m = it->first.Mark();
-    const std::string where = fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
-    if (auto [pos, fresh] = seen.emplace(name, where); !fresh) {
-      diags.push_back({file, m.line + 1, m.column + 1,
-                       fmt::format("{}: declared again (first at {})", name, pos->second)});
-      continue;
-    }
-    OpCompiler compiler(file, diags);
-    if (auto model = compiler.compile(name, it->first, it->second))
-      out.add(OpSpec(std::move(model)));
+  } catch (const YAML::Exception& e) {
+    diags.push_back({file, e.mark.is_null() ? 1 : e.mark.line + 1,
+                     e.mark.is_null() ? 1 : e.mark.column + 1, "malformed YAML: " + e.msg});
   }
 }
 
