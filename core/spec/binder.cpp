@@ -86,10 +86,10 @@ enum class Solve { solved, mismatch, cannot };
 struct BindState {
   const OpModel& m;
   BoundCall& call;
-  std::vector<uint8_t> dims_bound, lists_bound, dtypes_bound;
-  std::vector<int16_t> dim_source, list_source, dtype_source;  // input that bound it
-  std::vector<Value> param_values;
-  std::vector<uint8_t> tensor_present;
+  FixedVec<uint8_t, kMaxVars> dims_bound, lists_bound, dtypes_bound;
+  FixedVec<int16_t, kMaxVars> dim_source, list_source, dtype_source;  // input that bound it
+  FixedVec<Value, kMaxParams> param_values;
+  FixedVec<uint8_t, kMaxTensors> tensor_present;
 
   EvalEnv env() const {
     EvalEnv e;
@@ -154,7 +154,7 @@ struct Deferred {
 
 }  // namespace
 
-Expected<BoundCall> bind(const OpSpec& op, std::span<const TensorArg> inputs,
+Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
                          std::span<const ParamValue> params) {
   const OpModel& m = op.model();
   if (inputs.size() != m.inputs.size()) {
@@ -298,10 +298,10 @@ Expected<BoundCall> bind(const OpSpec& op, std::span<const TensorArg> inputs,
     auto mismatch = [&](const std::string& detail) {
       std::vector<std::string> sym, val, sources;
       EvalEnv e = st.env();
-      std::vector<uint8_t> before = st.dims_bound;
+      std::vector<uint8_t> before(st.dims_bound.begin(), st.dims_bound.end());
       for (size_t d = 0; d < before.size(); ++d)
         if (st.dim_source[d] == input) before[d] = 0;
-      std::vector<uint8_t> lists_before = st.lists_bound;
+      std::vector<uint8_t> lists_before(st.lists_bound.begin(), st.lists_bound.end());
       for (size_t d = 0; d < lists_before.size(); ++d)
         if (st.list_source[d] == input) lists_before[d] = 0;
       e.dims_bound = before;
@@ -451,7 +451,7 @@ Expected<BoundCall> bind(const OpSpec& op, std::span<const TensorArg> inputs,
     }
   }
 
-  call.dims_bound = st.dims_bound;
+  call.dims_bound.assign(st.dims_bound.begin(), st.dims_bound.end());
 
   // ---- outputs
   const size_t ni = m.inputs.size();
@@ -666,7 +666,7 @@ Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {
       std::vector<TensorArg> args(m.inputs.size());
       for (size_t k = 0; k < m.inputs.size(); ++k)
         args[k] = TensorArg{wc.input_dtypes[k], wc.input_shapes[k], {}, wc.input_present[k] != 0};
-      auto bound = ts::spec::bind(op, args, wc.params);
+      auto bound = bind_call(op, args, wc.params);
       if (!bound)
         return fail(Errc::bind, fmt::format("workload '{}' ({}): {}", row.label, wc.dtype_case,
                                             bound.error().message));

@@ -1219,6 +1219,12 @@ std::shared_ptr<OpModel> OpCompiler::compile(const std::string& name, const YAML
     if (auto n = sig["outputs"]) compile_tensors(n, false);
     if (auto n = sig["constraints"]) compile_constraints(n);
     check_closure(sig);
+    if (op_->dim_names.size() > kMaxVars || op_->dim_list_names.size() > kMaxVars ||
+        op_->dtype_vars.size() > kMaxVars || op_->params.size() > kMaxParams ||
+        op_->inputs.size() + op_->outputs.size() > kMaxTensors)
+      error(sig, fmt::format("signature: too many declarations (at most {} variables of each kind, "
+                             "{} params, {} tensors)",
+                             kMaxVars, kMaxParams, kMaxTensors));
   }
   if (auto n = entry["roofline"]) compile_roofline(n);
   if (auto n = entry["workloads"]) compile_workloads(n);

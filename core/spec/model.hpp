@@ -3,6 +3,8 @@
 // binder (binder.cpp) on every call.
 #pragma once
 
+#include <algorithm>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,35 @@ namespace ts::spec::detail {
 struct SourceLoc {
   int line = 0;  // 1-based
   int column = 0;
+};
+
+// Upper bounds on declarations per op, so binding can keep its state on the stack.
+inline constexpr size_t kMaxVars = 32;     // Dim, Dims and DType variables, each kind
+inline constexpr size_t kMaxParams = 32;
+inline constexpr size_t kMaxTensors = 32;  // inputs + outputs
+
+/// A vector with inline storage of fixed capacity: no allocation on the binder's hot path.
+template <class T, size_t N>
+class FixedVec {
+ public:
+  void assign(size_t n, const T& v) {
+    TS_CHECK(n <= N, "FixedVec capacity exceeded");
+    size_ = n;
+    std::fill(data_, data_ + n, v);
+  }
+  void resize(size_t n) { assign(n, T{}); }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  size_t size() const { return size_; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  operator std::span<const T>() const { return {data_, size_}; }
+
+ private:
+  T data_[N] = {};
+  size_t size_ = 0;
 };
 
 enum class ParamKind : uint8_t { bool_, int_, float_, enum_, int_list };

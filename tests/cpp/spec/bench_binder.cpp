@@ -21,7 +21,8 @@ void BM_BindGemm(benchmark::State& state) {
                             {DType::bfloat16, b_shape, b_strides}};
   const ParamValue params[] = {false, true};
   for (auto _ : state) {
-    auto r = bind(gemm, args, params);
+    auto r = bind_call(gemm, args, params);
+    if (!r) state.SkipWithError(r.error().message.c_str());
     benchmark::DoNotOptimize(r);
   }
 }
@@ -32,7 +33,8 @@ void BM_BindRMSNorm3D(benchmark::State& state) {
   const int64_t x_shape[] = {4, 2048, 4096}, w_shape[] = {4096};
   const TensorArg args[] = {{DType::bfloat16, x_shape, {}}, {DType::bfloat16, w_shape, {}}};
   for (auto _ : state) {
-    auto r = bind(op, args, {});
+    auto r = bind_call(op, args, {});
+    if (!r) state.SkipWithError(r.error().message.c_str());
     benchmark::DoNotOptimize(r);
   }
 }
@@ -45,7 +47,8 @@ void BM_BindAttention(benchmark::State& state) {
       {DType::bfloat16, q, {}}, {DType::bfloat16, kv, {}}, {DType::bfloat16, kv, {}}};
   const ParamValue params[] = {true};
   for (auto _ : state) {
-    auto r = bind(op, args, params);
+    auto r = bind_call(op, args, params);
+    if (!r) state.SkipWithError(r.error().message.c_str());
     benchmark::DoNotOptimize(r);
   }
 }

@@ -34,7 +34,7 @@ ts::Expected<BoundCall> call(const char* name, const std::vector<T>& ts,
                              std::vector<ParamValue> ps = {}) {
   std::vector<TensorArg> args;
   for (const auto& t : ts) args.push_back({t.dtype, t.shape, t.strides, t.present});
-  return ts::spec::bind(op(name), args, ps);
+  return bind_call(op(name), args, ps);
 }
 
 std::string error_of(const ts::Expected<BoundCall>& r) {

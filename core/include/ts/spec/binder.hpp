@@ -6,7 +6,7 @@
 //   int64_t b_shape[] = {1024, 512}, b_strides[] = {512, 1};
 //   ts::spec::TensorArg args[] = {{DType::bfloat16, a_shape, a_strides},
 //                                 {DType::bfloat16, b_shape, b_strides}};
-//   auto call = ts::spec::bind(*gemm, args, {});   // trans_b defaults to true
+//   auto call = bind_call(*gemm, args, {});   // trans_b defaults to true
 //   call->outputs[0].shape == {1024, 1024}
 #pragma once
 
@@ -58,7 +58,7 @@ struct BoundCall {
 
 /// Binds `inputs` (in declaration order, one per declared input) and `params` (in declaration
 /// order; fewer than declared means the rest take their defaults) to `op`.
-Expected<BoundCall> bind(const OpSpec& op, std::span<const TensorArg> inputs,
+Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
                          std::span<const ParamValue> params);
 
 /// Value of a Dim variable by name after binding (for messages, tests and tools).
