@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -71,7 +73,7 @@ TEST(Proc, DeadlineKillsChildAndGrandchild) {
   pid_t grandchild = std::stoi(r->stdout_bytes);
   ASSERT_GT(grandchild, 1);
   // The grandchild was reparented to init (or a subreaper); give it a moment to be reaped.
-  for (int i = 0; i < 200 && pid_alive(grandchild); ++i)
+  for (int i = 0; i < 500 && pid_alive(grandchild); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(pid_alive(grandchild)) << "grandchild " << grandchild << " survived";
 }
@@ -92,7 +94,7 @@ TEST(Proc, LeftoverBackgroundProcessIsKilledWhenLeaderExits) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->succeeded());
   pid_t bg = std::stoi(r->stdout_bytes);
-  for (int i = 0; i < 200 && pid_alive(bg); ++i)
+  for (int i = 0; i < 500 && pid_alive(bg); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(pid_alive(bg));
 }
@@ -278,7 +280,7 @@ TEST(ChildProcess, DestructorKillsWholeGroup) {
     EXPECT_TRUE(pid_alive(grandchild));
   }
   EXPECT_FALSE(pid_alive(leader));  // reaped by the destructor
-  for (int i = 0; i < 200 && pid_alive(grandchild); ++i)
+  for (int i = 0; i < 500 && pid_alive(grandchild); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(pid_alive(grandchild));
 }
