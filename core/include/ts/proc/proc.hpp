@@ -1,0 +1,119 @@
+// Child processes with deadlines, output caps and process-group kill.
+//
+// The gate never runs candidate code in its own process: a worker child does, and this file is
+// how the host starts it, feeds it, bounds it in time and output, and makes sure nothing it
+// spawned survives it (reward hack T2 in reference/agentic.md §4: work pushed to a background
+// process that keeps running after the timed region).
+//
+//   ts::proc::RunOptions opt;
+//   opt.argv = {"python3", "-c", "print(1)"};
+//   opt.timeout_s = 10;
+//   auto r = ts::proc::run(opt);          // Expected<ProcResult>
+//   if (r && r->succeeded()) use(r->stdout_bytes);
+//
+// Every child is the leader of a new process group; on a deadline the whole group gets SIGTERM,
+// then SIGKILL after `kill_grace_s`. When the leader exits on its own, whatever it left running
+// in its group is SIGKILLed before run() returns. (A descendant that calls setsid() leaves the
+// group; only a PID namespace would catch it, which we do not use.)
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ts/error.hpp"
+
+namespace ts::proc {
+
+/// What `no_network` actually achieved; reported honestly in every result.
+enum class NetworkIsolation {
+  not_requested,       // no_network was false
+  network_namespace,   // unshare(CLONE_NEWNET) succeeded: the child sees only a down loopback
+  proxy_env_scrubbed,  // unshare was refused: only the proxy variables (http_proxy, ...) were
+                       // removed from the child's environment; the network is still reachable
+};
+const char* network_isolation_name(NetworkIsolation n) noexcept;
+
+struct RunOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up in the child's PATH unless it has a '/'
+  std::map<std::string, std::string> env;  // the child's environment (on top of the parent's
+  bool inherit_env = false;                // when inherit_env; an entry here wins)
+  std::string cwd;                         // empty: the parent's working directory
+  std::string stdin_bytes;                 // written to the child's stdin, which is then closed
+  double timeout_s = 0;                    // wall-clock deadline; 0 means none
+  double kill_grace_s = 1.0;               // SIGTERM -> SIGKILL delay on a deadline
+  std::size_t stdout_cap = std::size_t{64} << 20;  // keep the first N bytes, drop (and drain)
+  std::size_t stderr_cap = std::size_t{16} << 20;  // the rest
+  bool no_network = false;  // new network namespace if permitted, else proxy env scrubbed
+};
+
+struct ProcResult {
+  int exit_code = -1;   // valid when term_signal == 0
+  int term_signal = 0;  // the signal that ended the child, 0 if it exited
+  bool timed_out = false;
+  std::string stdout_bytes;
+  std::string stderr_bytes;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  double wall_s = 0;
+  NetworkIsolation network = NetworkIsolation::not_requested;
+
+  bool succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
+};
+
+/// Runs a child to completion. Spawn failures (no such executable, bad cwd) are Errors;
+/// a child that fails, crashes or times out is a ProcResult saying so.
+Expected<ProcResult> run(const RunOptions& options);
+
+/// Names the proxy variables that `no_network` removes when the namespace is not available.
+const std::vector<std::string>& proxy_env_names();
+
+/// A long-lived child (a private proxy server, a gate worker speaking JSON lines). Its stdout is
+/// read line by line; its stderr is drained in the background of every call into a capped
+/// buffer so that it can never block on a full stderr pipe. The destructor stops the whole
+/// process group. `timeout_s` in the options is ignored here; each call takes its own deadline.
+class ChildProcess {
+ public:
+  static Expected<ChildProcess> start(const RunOptions& options);
+
+  ChildProcess(ChildProcess&&) noexcept;
+  ChildProcess& operator=(ChildProcess&&) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const;
+  NetworkIsolation network() const;
+  bool is_running();
+
+  /// The next line of stdout without its '\n'. Errors: timeout (no full line before the
+  /// deadline; what was read stays buffered), crashed (stdout closed: the child exited or
+  /// closed it; a last unterminated line is still returned first).
+  Expected<std::string> read_line(double timeout_s);
+
+  /// Writes all bytes to the child's stdin within the deadline.
+  Expected<void> write_stdin(std::string_view bytes, double timeout_s);
+  void close_stdin();
+
+  /// What the child wrote to stderr so far (first `stderr_cap` bytes).
+  const std::string& stderr_bytes() const;
+
+  /// SIGTERM to the group, SIGKILL after grace_s, reap. Returns how the leader ended.
+  /// Idempotent: a second call returns the first result.
+  ProcResult stop(double grace_s = 1.0);
+
+  /// Waits up to timeout_s for the leader to exit by itself (then kills leftovers in its group).
+  Expected<ProcResult> wait(double timeout_s);
+
+ private:
+  struct State;
+  explicit ChildProcess(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace ts::proc

@@ -1,0 +1,73 @@
+// _tscore.proc_run: one child process with a deadline, output caps and group kill.
+//   r = _tscore.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
+//   r.exit_code, r.stdout (bytes), r.timed_out, r.network ("not_requested", ...)
+// Spawn failures raise FileNotFoundError (no such executable or cwd) or _tscore.ProcError.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "raise_error.hpp"
+#include "ts/proc/proc.hpp"
+
+namespace nb = nanobind;
+
+namespace ts::python {
+
+void bind_proc(nb::module_& m) {
+  static PyObject* proc_error = PyErr_NewException("_tscore.ProcError", PyExc_OSError, nullptr);
+  m.attr("ProcError") = nb::handle(proc_error);
+
+  nb::class_<proc::ProcResult>(m, "ProcResult")
+      .def_ro("exit_code", &proc::ProcResult::exit_code)
+      .def_ro("term_signal", &proc::ProcResult::term_signal)
+      .def_ro("timed_out", &proc::ProcResult::timed_out)
+      .def_prop_ro("stdout",
+                   [](const proc::ProcResult& r) {
+                     return nb::bytes(r.stdout_bytes.data(), r.stdout_bytes.size());
+                   })
+      .def_prop_ro("stderr",
+                   [](const proc::ProcResult& r) {
+                     return nb::bytes(r.stderr_bytes.data(), r.stderr_bytes.size());
+                   })
+      .def_ro("stdout_truncated", &proc::ProcResult::stdout_truncated)
+      .def_ro("stderr_truncated", &proc::ProcResult::stderr_truncated)
+      .def_ro("wall_s", &proc::ProcResult::wall_s)
+      .def_prop_ro(
+          "network",
+          [](const proc::ProcResult& r) { return proc::network_isolation_name(r.network); })
+      .def_prop_ro("succeeded", &proc::ProcResult::succeeded);
+
+  m.def(
+      "proc_run",
+      [](std::vector<std::string> argv, std::optional<std::map<std::string, std::string>> env,
+         bool inherit_env, std::string cwd, nb::bytes stdin_bytes, double timeout_s,
+         double kill_grace_s, std::size_t stdout_cap, std::size_t stderr_cap, bool no_network) {
+        proc::RunOptions o;
+        o.argv = std::move(argv);
+        if (env) o.env = std::move(*env);
+        o.inherit_env = inherit_env;
+        o.cwd = std::move(cwd);
+        o.stdin_bytes.assign(stdin_bytes.c_str(), stdin_bytes.size());
+        o.timeout_s = timeout_s;
+        o.kill_grace_s = kill_grace_s;
+        o.stdout_cap = stdout_cap;
+        o.stderr_cap = stderr_cap;
+        o.no_network = no_network;
+        Expected<proc::ProcResult> r = [&] {
+          nb::gil_scoped_release unlocked;
+          return proc::run(o);
+        }();
+        return value_or_raise(std::move(r), proc_error);
+      },
+      nb::arg("argv"), nb::kw_only(), nb::arg("env") = nb::none(), nb::arg("inherit_env") = false,
+      nb::arg("cwd") = "", nb::arg("stdin") = nb::bytes("", 0), nb::arg("timeout_s") = 0.0,
+      nb::arg("kill_grace_s") = 1.0, nb::arg("stdout_cap") = std::size_t{64} << 20,
+      nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false,
+      "Runs argv to completion (the GIL is released meanwhile). env is the child's whole "
+      "environment unless inherit_env; timeout_s=0 means no deadline.");
+}
+
+}  // namespace ts::python
