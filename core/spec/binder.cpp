@@ -155,7 +155,7 @@ struct Deferred {
 }  // namespace
 
 Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
-                         std::span<const ParamValue> params) {
+                              std::span<const ParamValue> params) {
   const OpModel& m = op.model();
   if (inputs.size() != m.inputs.size()) {
     std::vector<std::string> names;
@@ -529,17 +529,18 @@ EvalEnv full_env(const OpModel& m, const BoundCall& call, std::vector<uint8_t>& 
 }
 
 std::string eval_failure(const OpModel& m, const EvalResult& r) {
+  const std::string at = print_expr(m.pool, r.node);
   switch (r.status) {
     case EvalStatus::overflow:
-      return "int64 overflow at '" + print_expr(m.pool, r.node) + "'";
+      return fmt::format("int64 overflow at '{}'", at);
     case EvalStatus::div_by_zero:
-      return "division by zero at '" + print_expr(m.pool, r.node) + "'";
+      return fmt::format("division by zero at '{}'", at);
     case EvalStatus::unbound:
-      return "'" + print_expr(m.pool, r.node) + "' has no value";
+      return fmt::format("'{}' has no value", at);
     case EvalStatus::none_value:
-      return "'" + print_expr(m.pool, r.node) + "' is none";
+      return fmt::format("'{}' is none", at);
     default:
-      return "cannot evaluate '" + print_expr(m.pool, r.node) + "'";
+      return fmt::format("cannot evaluate '{}'", at);
   }
 }
 
@@ -667,9 +668,12 @@ Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {
       for (size_t k = 0; k < m.inputs.size(); ++k)
         args[k] = TensorArg{wc.input_dtypes[k], wc.input_shapes[k], {}, wc.input_present[k] != 0};
       auto bound = bind_call(op, args, wc.params);
-      if (!bound)
-        return fail(Errc::bind, fmt::format("workload '{}' ({}): {}", row.label, wc.dtype_case,
-                                            bound.error().message));
+      if (!bound) {
+        std::string why = bound.error().message;
+        if (why.rfind(m.name + ": ", 0) == 0) why.erase(0, m.name.size() + 2);
+        return fail(Errc::bind, fmt::format("{}: workload '{}' ({}): {}", m.name, row.label,
+                                            wc.dtype_case, why));
+      }
       // Every variable the row gives must agree with what binding derived from the shapes.
       for (size_t d = 0; d < row.dims.size(); ++d)
         if (row.dims_given[d] && bound->dims_bound[d] && bound->dims[d] != row.dims[d])

@@ -1386,24 +1386,20 @@ Expected<Manifest> load_manifest_text(std::string_view text, std::string_view fi
   return finish(std::move(manifest), diags, diagnostics);
 }
 
-Expected<Manifest> load_manifest(const std::filesystem::path& path,
-                                 std::vector<Diagnostic>* diagnostics) {
+Manifest load_manifest_partial(const std::filesystem::path& path, std::vector<Diagnostic>& diags) {
+  Manifest manifest;
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   if (std::filesystem::is_directory(path, ec)) {
     for (const auto& e : std::filesystem::directory_iterator(path, ec))
       if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    if (files.empty())
-      return fail(Errc::not_found,
-                  fmt::format("{}: no .yaml spec files in this folder", path.string()));
+    if (files.empty()) diags.push_back({path.string(), 1, 1, "no .yaml spec files in this folder"});
   } else if (std::filesystem::is_regular_file(path, ec)) {
     files.push_back(path);
   } else {
-    return fail(Errc::not_found, fmt::format("{}: no such spec file or folder", path.string()));
+    diags.push_back({path.string(), 1, 1, "no such spec file or folder"});
   }
-  Manifest manifest;
-  std::vector<Diagnostic> diags;
   std::map<std::string, std::string> seen;
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);
@@ -1415,6 +1411,16 @@ Expected<Manifest> load_manifest(const std::filesystem::path& path,
     buf << in.rdbuf();
     load_document(buf.str(), f.string(), manifest, diags, seen);
   }
+  return manifest;
+}
+
+Expected<Manifest> load_manifest(const std::filesystem::path& path,
+                                 std::vector<Diagnostic>* diagnostics) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return fail(Errc::not_found, fmt::format("{}: no such spec file or folder", path.string()));
+  std::vector<Diagnostic> diags;
+  Manifest manifest = load_manifest_partial(path, diags);
   return finish(std::move(manifest), diags, diagnostics);
 }
 

@@ -20,7 +20,7 @@ struct SourceLoc {
 };
 
 // Upper bounds on declarations per op, so binding can keep its state on the stack.
-inline constexpr size_t kMaxVars = 32;     // Dim, Dims and DType variables, each kind
+inline constexpr size_t kMaxVars = 32;  // Dim, Dims and DType variables, each kind
 inline constexpr size_t kMaxParams = 32;
 inline constexpr size_t kMaxTensors = 32;  // inputs + outputs
 

@@ -73,20 +73,14 @@ ValidationReport validate_manifest(const std::filesystem::path& specs,
                                    const perf::HardwareProfile& hw) {
   ValidationReport report;
   std::vector<Diagnostic> diags;
-  auto manifest = load_manifest(specs, &diags);
+  // Entries that compile are checked even when others in the manifest do not.
+  const Manifest manifest = load_manifest_partial(specs, diags);
   report.problems = diags;
-  if (!manifest && diags.empty())
-    report.problems.push_back({specs.string(), 1, 1, manifest.error().message});
-  if (!manifest) {
-    // Entries that compiled are still checked below; a failed load keeps what it could.
-    auto partial = Manifest{};
-    manifest = partial;
-  }
-  for (const auto& op : manifest->ops()) {
+  for (const auto& op : manifest.ops()) {
     ++report.ops;
     auto calls = workload_calls(op);
-    if (!calls) {
-      report.problems.push_back(at_op(op, calls.error().message));
+    if (!calls) {  // the message already names the op
+      report.problems.push_back({op.file(), op.line(), 1, calls.error().message});
       continue;
     }
     for (const auto& c : *calls) {
@@ -116,7 +110,7 @@ ValidationReport validate_manifest(const std::filesystem::path& specs,
     if (reg != registry.end()) check_registration(op, *reg, report.problems);
   }
   for (const auto& reg : registry) {
-    const bool known = manifest->find(reg.name) != nullptr;
+    const bool known = manifest.find(reg.name) != nullptr;
     // An op whose entry failed to load already has a diagnostic; only name truly missing ones.
     const bool failed_entry = std::any_of(diags.begin(), diags.end(), [&](const Diagnostic& d) {
       return d.message.rfind(reg.name + ":", 0) == 0;

@@ -5,6 +5,7 @@
 
 namespace ts::python {
 void bind_error(nanobind::module_& m);
+void bind_spec(nanobind::module_& m);
 void bind_proc(nanobind::module_& m);
 void bind_stats(nanobind::module_& m);
 void bind_store(nanobind::module_& m);

@@ -8,6 +8,7 @@ NB_MODULE(_tscore, m) {
   m.doc() = "C++ core of Tilesmith and TileOPs (no libtorch)";
   m.attr("__version__") = "0.1.0";
   ts::python::bind_error(m);
+  ts::python::bind_spec(m);
   ts::python::bind_proc(m);
   ts::python::bind_stats(m);
   ts::python::bind_store(m);

@@ -2,4 +2,6 @@
 
 from _tscore import __version__
 
-__all__ = ["__version__"]
+from . import manifest, registry
+
+__all__ = ["__version__", "manifest", "registry"]

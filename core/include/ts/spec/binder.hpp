@@ -59,7 +59,7 @@ struct BoundCall {
 /// Binds `inputs` (in declaration order, one per declared input) and `params` (in declaration
 /// order; fewer than declared means the rest take their defaults) to `op`.
 Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
-                         std::span<const ParamValue> params);
+                              std::span<const ParamValue> params);
 
 /// Value of a Dim variable by name after binding (for messages, tests and tools).
 std::optional<int64_t> dim_value(const OpSpec& op, const BoundCall& call, std::string_view name);

@@ -115,7 +115,12 @@ class Manifest {
 Expected<Manifest> load_manifest(const std::filesystem::path& path,
                                  std::vector<Diagnostic>* diagnostics = nullptr);
 
-/// Same, for a document already in memory; `file_name` is used in messages.
+/// Loads what it can: every entry that compiles is in the result, every problem in `diagnostics`.
+/// The validator uses this to go on checking the good entries of a manifest with broken ones.
+Manifest load_manifest_partial(const std::filesystem::path& path,
+                               std::vector<Diagnostic>& diagnostics);
+
+/// Same as load_manifest, for a document already in memory; `file_name` is used in messages.
 Expected<Manifest> load_manifest_text(std::string_view text, std::string_view file_name,
                                       std::vector<Diagnostic>* diagnostics = nullptr);
 

@@ -1,0 +1,69 @@
+"""The `tileops` command line: validate the manifest, list ops, show one op's roofline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import _tscore
+
+from . import manifest, registry
+
+
+def _cmd_validate(args) -> int:
+    path = args.specs or str(manifest.specs_dir())
+    report = _tscore.validate_manifest(path, registry.entries(), args.profile)
+    for problem in report["problems"]:
+        print(problem, file=sys.stderr)
+    if report["problems"]:
+        print(f"tileops validate: {len(report['problems'])} problem(s) in {path}", file=sys.stderr)
+        return 1
+    print(f"tileops validate: {report['ops']} ops, {report['workload_cases']} workload cases, "
+          f"registry of {len(registry.entries())} implementations: all consistent ({path})")
+    return 0
+
+
+def _load_or_report(args):
+    try:
+        return manifest.load(args.specs)
+    except (manifest.SpecError, FileNotFoundError) as e:
+        print(e, file=sys.stderr)
+        return None
+
+
+def _cmd_list(args) -> int:
+    m = _load_or_report(args)
+    if m is None:
+        return 1
+    print(m.list_text(), end="")
+    return 0
+
+
+def _cmd_show(args) -> int:
+    m = _load_or_report(args)
+    if m is None:
+        return 1
+    op = m.find(args.op)
+    if op is None:
+        print(f"tileops show: no op named {args.op!r} (ops: {', '.join(o.name for o in m.ops)})",
+              file=sys.stderr)
+        return 1
+    print(_tscore.format_op_report(op, args.profile), end="")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="tileops", description=__doc__)
+    parser.add_argument("--specs", help="spec folder or file (default: the packaged manifest)")
+    parser.add_argument("--profile", default="h200", help="hardware profile: h200 or h100")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("validate", help="check every entry, workload and roofline, and the registry")
+    sub.add_parser("list", help="one line per op")
+    show = sub.add_parser("show", help="signature and per-workload roofline of one op")
+    show.add_argument("op")
+    args = parser.parse_args(argv)
+    return {"validate": _cmd_validate, "list": _cmd_list, "show": _cmd_show}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

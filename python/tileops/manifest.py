@@ -1,0 +1,49 @@
+"""The op manifest, parsed and checked by the C++ core (there is no second parser here).
+
+    >>> from tileops import manifest
+    >>> gemm = manifest.op("GEMMFwdOp")
+    >>> call = gemm.bind([("bfloat16", (1024, 512)), ("bfloat16", (2048, 512))])
+    >>> call.outputs
+    [('bfloat16', (1024, 2048))]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import _tscore
+from _tscore import BindError, BoundCall, Manifest, OpSpec, SpecError
+
+__all__ = ["BindError", "BoundCall", "Manifest", "OpSpec", "SpecError", "specs_dir", "load", "op"]
+
+
+def specs_dir() -> Path:
+    """The manifest folder: $TILEOPS_SPECS, else the copy inside the package, else the source tree's."""
+    env = os.environ.get("TILEOPS_SPECS")
+    if env:
+        return Path(env)
+    packaged = Path(__file__).resolve().parent / "specs"
+    if packaged.is_dir():
+        return packaged
+    return Path(_tscore.default_manifest_dir())
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: str) -> Manifest:
+    return _tscore.load_manifest(path)
+
+
+def load(path: str | os.PathLike | None = None) -> Manifest:
+    """Loads (once per path) and returns the manifest; raises SpecError listing every problem."""
+    return _load(str(path if path is not None else specs_dir()))
+
+
+def op(name: str) -> OpSpec:
+    """The spec entry named `name`; KeyError with the known names when there is none."""
+    found = load().find(name)
+    if found is None:
+        names = ", ".join(o.name for o in load().ops)
+        raise KeyError(f"no op named {name!r} in the manifest (ops: {names})")
+    return found
