@@ -41,14 +41,14 @@ struct CustomTool {
 struct AgentOptions {
   int loops = 1;  // accepted cycles wanted
   Agency agency = Agency::medium;
-  std::string task;     // what this run is about (graph summary, op spec), for the first message
+  std::string task{};   // what this run is about (graph summary, op spec), for the first message
   bool traces = false;  // TILESMITH_DEBUG=1: JSONL per turn under <track>/traces/
   int max_subagent_depth = 1;
   int max_tool_calls_per_reply = 16;        // further calls in one reply are answered "not run"
   std::size_t tool_result_cap = 32 * 1024;  // bytes of a tool result shown to the model
   std::size_t trace_result_cap = 4 * 1024;  // bytes of a tool result kept in a trace
-  ShellOptions shell;
-  std::vector<CustomTool> extra_tools;
+  ShellOptions shell{};
+  std::vector<CustomTool> extra_tools{};
 };
 
 /// TILESMITH_DEBUG=1 in `env`.
