@@ -1,0 +1,79 @@
+// The agent graph: an explicit state machine for the outer optimization loop.
+//
+//   prepare -> agent_turn -> host_evaluation -> verdict -> next_loop -> agent_turn ... -> done
+//
+// An agent's final answer ends only its turn: the host then evaluates the current candidate.
+// A loop ends only when the host accepts a candidate; a slower, incorrect, duplicate or marginal
+// candidate is rejected, its report is fed back, and the same loop goes on. `loops` counts
+// accepted cycles. Every model invocation (main agent and subagents) takes one unit of the
+// shared CallBudget; when it is spent the run ends and the caller keeps what it had.
+//
+//   ts::agent::CallBudget budget(70);
+//   auto result = ts::agent::run_agent(client, workspace, budget, {.loops = 1});
+//   if (result.outcome == Outcome::accepted) install(result.accepted.back().text);
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ts/agent/budget.hpp"
+#include "ts/agent/chat.hpp"
+#include "ts/agent/structure.hpp"
+#include "ts/agent/workspace.hpp"
+
+namespace ts::agent {
+
+struct ShellOptions {
+  std::chrono::milliseconds timeout{60'000};
+  std::size_t output_cap = 16 * 1024;  // bytes of combined stdout+stderr returned
+};
+
+/// A tool beyond the built-in ones (TileOPs adds its own); `run` gets the model's JSON arguments
+/// and returns the text shown to the model, or an error shown to it as such.
+struct CustomTool {
+  ToolSpec spec;
+  std::function<Expected<std::string>(std::string_view arguments)> run;
+};
+
+struct AgentOptions {
+  int loops = 1;  // accepted cycles wanted
+  Agency agency = Agency::medium;
+  std::string task{};   // what this run is about (graph summary, op spec), for the first message
+  bool traces = false;  // TILESMITH_DEBUG=1: JSONL per turn under <track>/traces/
+  int max_subagent_depth = 1;
+  int max_tool_calls_per_reply = 16;        // further calls in one reply are answered "not run"
+  std::size_t tool_result_cap = 32 * 1024;  // bytes of a tool result shown to the model
+  std::size_t trace_result_cap = 4 * 1024;  // bytes of a tool result kept in a trace
+  ShellOptions shell{};
+  std::vector<CustomTool> extra_tools{};
+};
+
+/// TILESMITH_DEBUG=1 in `env`.
+bool traces_enabled(const EnvMap& env);
+
+enum class Outcome { accepted, budget_spent, failed };
+const char* outcome_name(Outcome o) noexcept;
+
+struct AcceptedCandidate {
+  int loop = 0;
+  std::string text;
+  EvalReport report;
+};
+
+struct AgentResult {
+  Outcome outcome = Outcome::failed;
+  std::vector<AcceptedCandidate> accepted;  // one per accepted loop, in order
+  int model_calls = 0;                      // invocations this run took from the budget
+  int rejected_candidates = 0;
+  std::string reason;  // why the run ended
+};
+
+/// Runs the loop until `options.loops` candidates are accepted, the budget is spent, or the
+/// model route fails for good. Never throws for model, network or workspace failures.
+AgentResult run_agent(ChatClient& client, Workspace& workspace, CallBudget& budget,
+                      const AgentOptions& options);
+
+}  // namespace ts::agent

@@ -1,0 +1,335 @@
+// The agent graph end to end: a real local HTTP server plays the model from a script, a
+// scripted workspace plays the gate.
+#include "ts/agent/agent.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_openai_server.hpp"
+#include "test_util.hpp"
+#include "wrapper_fixture.hpp"
+
+namespace {
+
+using namespace ts::agent;
+using namespace ts::agent::testing;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+// The gate stand-in: a candidate marked "FAST" is accepted, anything else is slower.
+class ScriptedWorkspace : public Workspace {
+ public:
+  explicit ScriptedWorkspace(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  std::string original() override { return kWrapper; }
+  ts::Expected<void> write_candidate(std::string_view text) override {
+    written.emplace_back(text);
+    write_text(dir_ / "attempts" / ("attempt_" + std::to_string(written.size()) + ".py"),
+               std::string(text));
+    return {};
+  }
+  ts::Expected<EvalReport> evaluate(std::string_view candidate) override {
+    ++evaluations;
+    EvalReport r;
+    r.correctness = {{"normal", true, ""}, {"zeros", true, ""}};
+    bool fast = candidate.find("FAST") != std::string_view::npos;
+    r.timing = {1.0, fast ? 0.8 : 1.1, 0.5, 40};
+    r.speedup = r.timing.original_ms / r.timing.candidate_ms;
+    r.verdict = fast ? Verdict::accepted : Verdict::rejected;
+    r.reason = fast ? "accepted: 1.25x, confirmed" : "rejected: slower (0.91x)";
+    return r;
+  }
+  ts::Expected<std::vector<KernelTime>> profile(std::string_view) override {
+    return std::vector<KernelTime>{{"triton_poi_fused_add_relu_0", 0.4, 0.3},
+                                   {"mm", 0.6, std::nullopt}};
+  }
+  std::vector<std::string> list_specs() override { return {"gemm", "rmsnorm"}; }
+  std::filesystem::path track_dir() override { return dir_; }
+
+  std::vector<std::string> written;
+  int evaluations = 0;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+Provider local_provider(const MockOpenAiServer& server) {
+  Provider p;
+  p.model = "mock-model";
+  p.base_url = server.base_url();
+  p.api_key = kFakeKey;
+  return p;
+}
+
+ClientOptions fast_client() {
+  ClientOptions o;
+  o.first_byte_timeout = o.idle_timeout = 500ms;
+  o.backoff_initial = 2ms;
+  o.backoff_max = 10ms;
+  return o;
+}
+
+ToolCall call(std::string id, std::string name, json args = json::object()) {
+  return {std::move(id), std::move(name), args.dump()};
+}
+
+MockReply tool(std::string id, std::string name, json args = json::object()) {
+  return completion_reply("", {call(std::move(id), std::move(name), std::move(args))});
+}
+
+const std::string kSlow = replaced(kWrapper, "0.0))\n", "0.0))  # SLOW\n");
+const std::string kFast = replaced(kWrapper, "0.0))\n", "0.0))  # FAST\n");
+const std::string kFaster = replaced(kWrapper, "grid=grid(1024)", "grid=grid(512)) # FAST2 (");
+
+// A one-hunk unified diff that turns the SLOW line of kSlow into the FAST line.
+std::string slow_to_fast_diff() {
+  size_t line = 1;
+  size_t pos = kSlow.find("# SLOW");
+  for (size_t i = 0; i < pos; ++i) line += kSlow[i] == '\n';
+  std::string slow_line = "    tl.store(out_ptr0 + xindex, tl.maximum(tmp0 + 1.0, 0.0))  # SLOW";
+  std::string fast_line = "    tl.store(out_ptr0 + xindex, tl.maximum(tmp0 + 1.0, 0.0))  # FAST";
+  return "--- a/attempt.py\n+++ b/attempt.py\n@@ -" + std::to_string(line) + " +" +
+         std::to_string(line) + " @@\n-" + slow_line + "\n+" + fast_line + "\n";
+}
+
+std::string tool_result(const RecordedRequest& r, size_t from_end = 1) {
+  auto messages = json::parse(r.body)["messages"];
+  return messages[messages.size() - from_end].value("content", "");
+}
+
+TEST(AgentLoop, RejectedThenAcceptedEndsTheLoop) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("c1", "read_attempt"), tool("c2", "write_candidate", {{"content", kSlow}}),
+               tool("c3", "evaluate"),
+               tool("c4", "write_candidate", {{"diff", slow_to_fast_diff()}}),
+               tool("c5", "evaluate"), completion_reply("never reached")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(std::nullopt);
+  AgentResult result = run_agent(client, ws, budget, {});
+
+  EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  ASSERT_EQ(result.accepted.size(), 1u);
+  EXPECT_EQ(result.accepted[0].text, kFast);
+  EXPECT_EQ(result.accepted[0].report.verdict, Verdict::accepted);
+  EXPECT_EQ(result.model_calls, 5);
+  EXPECT_EQ(result.rejected_candidates, 1);
+  EXPECT_EQ(server.remaining(), 1u);  // the loop ended on acceptance, not on a final answer
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_EQ(tool_result(requests[1]), kWrapper);  // read_attempt showed the attempt
+  EXPECT_NE(tool_result(requests[3]).find("\"verdict\":\"rejected\""), std::string::npos);
+  EXPECT_NE(tool_result(requests[3]).find("slower"), std::string::npos);
+  EXPECT_EQ(ws.written, (std::vector<std::string>{kSlow, kFast}));
+  EXPECT_EQ(ws.evaluations, 2);
+  // No traces without TILESMITH_DEBUG.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "traces"));
+}
+
+TEST(AgentLoop, TwoLoopsNeedTwoAcceptancesAndRejectDuplicates) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("c1", "write_candidate", {{"content", kFast}}), tool("c2", "evaluate"),
+               // loop 2: resubmitting the accepted candidate is a duplicate
+               tool("c3", "write_candidate", {{"content", kFast}}), tool("c4", "evaluate"),
+               tool("c5", "write_candidate", {{"content", kFaster}}), tool("c6", "evaluate")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(std::nullopt);
+  AgentResult result = run_agent(client, ws, budget, {.loops = 2});
+  EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  ASSERT_EQ(result.accepted.size(), 2u);
+  EXPECT_EQ(result.accepted[0].loop, 1);
+  EXPECT_EQ(result.accepted[1].loop, 2);
+  EXPECT_EQ(result.accepted[1].text, kFaster);
+  EXPECT_EQ(ws.evaluations, 2);  // the duplicate never reached the gate
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 6u);
+  EXPECT_NE(tool_result(requests[2]).find("Loop 2 of 2"), std::string::npos);
+  EXPECT_NE(tool_result(requests[4]).find("duplicate"), std::string::npos);
+}
+
+TEST(AgentLoop, FinalAnswerEndsOnlyTheTurnTheHostEvaluates) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("c1", "write_candidate", {{"content", kSlow}}), completion_reply("I am done."),
+               completion_reply("Nothing more to do."),  // no new candidate: rejected again
+               tool("c2", "write_candidate", {{"content", kFast}}), completion_reply("Done now.")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(std::nullopt);
+  AgentResult result = run_agent(client, ws, budget, {});
+  EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  EXPECT_EQ(result.model_calls, 5);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_NE(tool_result(requests[2]).find("The host rejected"), std::string::npos);
+  EXPECT_NE(tool_result(requests[3]).find("evaluated before"), std::string::npos);
+}
+
+TEST(AgentBudget, ExactAcrossSubagentsAndRetriesAreFree) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("m1", "start_subagent", {{"brief", "profile the kernels"}}),
+               error_reply(500, "flaky"),  // retry: free
+               tool("s1", "read_attempt"), tool("s2", "profile"),
+               fault_reply(MockReply::Kind::cut_stream),  // retry: free
+               completion_reply("the relu kernel is 0.4 ms"),
+               tool("m2", "write_candidate", {{"content", kSlow}}), tool("m3", "evaluate"),
+               completion_reply("never served")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(5);
+  AgentResult result = run_agent(client, ws, budget, {});
+  EXPECT_EQ(result.outcome, Outcome::budget_spent) << result.reason;
+  EXPECT_EQ(result.model_calls, 5);
+  EXPECT_EQ(budget.used(), 5);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 7u);  // 5 invocations + 2 retries; the 6th invocation was blocked
+  // The subagent: its own brief, the subagent prompt, no start_subagent tool (depth limit).
+  auto sub = json::parse(requests[1].body);
+  EXPECT_NE(sub["messages"][0]["content"].get<std::string>().find("helper"), std::string::npos);
+  EXPECT_NE(sub["messages"][1]["content"].get<std::string>().find("profile the kernels"),
+            std::string::npos);
+  for (const auto& t : sub["tools"]) EXPECT_NE(t["function"]["name"], "start_subagent");
+  EXPECT_NE(tool_result(requests[4]).find("triton_poi_fused_add_relu_0"), std::string::npos);
+  EXPECT_NE(tool_result(requests[6]).find("the relu kernel is 0.4 ms"), std::string::npos);
+}
+
+TEST(AgentBudget, ZeroBudgetNeverCallsTheModel) {
+  TempDir dir;
+  MockOpenAiServer server;
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(0);
+  AgentResult result = run_agent(client, ws, budget, {});
+  EXPECT_EQ(result.outcome, Outcome::budget_spent);
+  EXPECT_EQ(result.model_calls, 0);
+  EXPECT_TRUE(server.requests().empty());
+}
+
+TEST(AgentTools, LowAgencyAndBadArgumentsAreRefusedNotFatal) {
+  TempDir dir;
+  MockOpenAiServer server;
+  std::string restructured = replaced(kFast, "        del buf0\n", "");
+  server.push({tool("c1", "write_candidate", {{"content", restructured}}),
+               completion_reply("", {{"c2", "write_candidate", "{not json"}}),
+               tool("c3", "write_candidate", {{"diff", "@@ -1 +1 @@\n-no such line\n+x\n"}}),
+               tool("c4", "read_spec", {{"name", "gemm"}}), tool("c5", "no_such_tool"),
+               tool("c6", "write_candidate", {{"content", kFast}}), tool("c7", "evaluate")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(20);
+  AgentResult result = run_agent(client, ws, budget, {.agency = Agency::low});
+  EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 7u);
+  EXPECT_NE(tool_result(requests[1]).find("agency=low"), std::string::npos)
+      << tool_result(requests[1]);
+  EXPECT_NE(tool_result(requests[2]).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(tool_result(requests[3]).find("hunk 1"), std::string::npos);
+  EXPECT_NE(tool_result(requests[4]).find("no spec named"), std::string::npos);
+  EXPECT_NE(tool_result(requests[5]).find("no tool named"), std::string::npos);
+  EXPECT_EQ(ws.written, std::vector<std::string>{kFast});
+  EXPECT_NE(json::parse(requests[0].body)["messages"][0]["content"].get<std::string>().find(
+                "Agency: low"),
+            std::string::npos);
+}
+
+TEST(AgentTools, ShellRunsInTheTrackWithDeadlineCapAndNoNetwork) {
+  TempDir dir;
+  MockOpenAiServer server;
+  std::string connect = "python3 -c \"import socket; socket.create_connection(('127.0.0.1', " +
+                        std::to_string(server.port()) + "), timeout=1); print('CONNECTED')\"";
+  server.push({tool("c1", "shell", {{"command", "pwd; echo hello"}}),
+               tool("c2", "shell", {{"command", "sleep 5"}, {"timeout_s", 0.2}}),
+               tool("c3", "shell", {{"command", "head -c 100000 /dev/zero | tr '\\0' y"}}),
+               tool("c4", "shell", {{"command", connect}}),
+               tool("c5", "write_candidate", {{"content", kFast}}), tool("c6", "evaluate")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(20);
+  AgentOptions options;
+  options.shell.output_cap = 1000;
+  auto start = std::chrono::steady_clock::now();
+  AgentResult result = run_agent(client, ws, budget, options);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 6u);
+  auto r1 = json::parse(tool_result(requests[1]));
+  EXPECT_EQ(r1["exit_code"], 0);
+  EXPECT_EQ(r1["output"], std::filesystem::canonical(dir.path()).string() + "\nhello\n");
+  auto r2 = json::parse(tool_result(requests[2]));
+  EXPECT_TRUE(r2["timed_out"].get<bool>());
+  auto r3 = json::parse(tool_result(requests[3]));
+  EXPECT_EQ(r3["output"].get<std::string>().size(), 1000u);
+  EXPECT_EQ(r3["bytes_cut"], 99000);
+  auto r4 = json::parse(tool_result(requests[4]));
+  EXPECT_NE(r4["exit_code"], 0);
+  EXPECT_EQ(r4["output"].get<std::string>().find("CONNECTED"), std::string::npos);
+}
+
+TEST(AgentRoute, ARejectedRouteFailsTheRunWithTheReason) {
+  TempDir dir;
+  MockOpenAiServer server(0, "the-right-key");
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(10);
+  AgentResult result = run_agent(client, ws, budget, {});
+  EXPECT_EQ(result.outcome, Outcome::failed);
+  EXPECT_NE(result.reason.find("HTTP 401"), std::string::npos) << result.reason;
+  EXPECT_EQ(result.reason.find(kFakeKey), std::string::npos);
+  EXPECT_EQ(result.model_calls, 1);
+}
+
+TEST(AgentTraces, DebugWritesOneRecordPerTurnAndNoKeyAnywhere) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("m1", "start_subagent", {{"brief", "look"}}),
+               completion_reply(std::string("my key is ") + kFakeKey),  // the subagent leaks it
+               tool("m2", "write_candidate", {{"content", kFast}}), tool("m3", "evaluate")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(10);
+  EXPECT_TRUE(traces_enabled({{"TILESMITH_DEBUG", "1"}}));
+  EXPECT_FALSE(traces_enabled({{"TILESMITH_DEBUG", "0"}}));
+  AgentOptions options;
+  options.traces = traces_enabled({{"TILESMITH_DEBUG", "1"}});
+  options.trace_result_cap = 200;
+  AgentResult result = run_agent(client, ws, budget, options);
+  ASSERT_EQ(result.outcome, Outcome::accepted) << result.reason;
+
+  std::vector<std::filesystem::path> traces;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "traces"))
+    traces.push_back(e.path());
+  ASSERT_EQ(traces.size(), 1u);
+  EXPECT_EQ(traces[0].extension(), ".jsonl");
+  std::vector<json> records;
+  std::istringstream lines(read_text(traces[0]));
+  for (std::string line; std::getline(lines, line);) records.push_back(json::parse(line));
+  ASSERT_EQ(records.size(), 4u);
+  // A record is written when its call's tool results are in: the subagent's call (model call 2)
+  // lands before the main call that started it.
+  std::sort(records.begin(), records.end(),
+            [](const json& a, const json& b) { return a["model_call"] < b["model_call"]; });
+  EXPECT_EQ(records[0]["agent"], "main");
+  EXPECT_EQ(records[1]["agent"], "sub1");
+  for (const auto& r : records) {
+    EXPECT_GT(r["latency_ms"].get<double>(), 0);
+    EXPECT_EQ(r["usage"]["prompt_tokens"], 11);
+    EXPECT_EQ(r["http_attempts"], 1);
+  }
+  // The write_candidate result and call arguments are cut to the trace cap.
+  std::string write_args = records[2]["reply"]["tool_calls"][0]["arguments"];
+  EXPECT_NE(write_args.find("more bytes cut"), std::string::npos);
+  EXPECT_EQ(records[3]["tool_results"][0]["name"], "evaluate");
+
+  EXPECT_TRUE(files_containing(dir.path(), kFakeKey).empty());
+  EXPECT_NE(read_text(traces[0]).find("[redacted]"), std::string::npos);
+}
+
+}  // namespace
