@@ -65,7 +65,9 @@ TEST(RowConfig, ManyRowsKeepTheRowInRegisters) {
     ASSERT_LT(c, kNumRowConfigs);
     EXPECT_GE(kRowConfigs[c].capacity_vecs(), vecs) << vecs;
     // ... and no smaller-capacity config of the ordered range would have held it.
-    if (c > 0 && c <= 5) EXPECT_LT(kRowConfigs[c - 1].capacity_vecs(), vecs) << vecs;
+    if (c > 0 && c <= 5) {
+      EXPECT_LT(kRowConfigs[c - 1].capacity_vecs(), vecs) << vecs;
+    }
   }
   EXPECT_EQ(pick_row_config(16384, 16384, sms), 5);  // 128k bf16: streamed by the largest
 }
