@@ -29,14 +29,14 @@ struct RowConfig {
 
 /// The instantiated configurations, smallest capacity first. Index = the `config` field of Args.
 inline constexpr RowConfig kRowConfigs[] = {
-    {1, 4, 4},   // 0: warp per row, 4 rows per CTA: short rows (<= 1024 bf16)
-    {4, 1, 4},   // 1: 128 threads per row (<= 4096 bf16)
-    {8, 1, 4},   // 2: 256 threads per row (<= 8192 bf16)
-    {16, 1, 4},  // 3: 512 threads per row (<= 16384 bf16)
-    {32, 1, 4},  // 4: 1024 threads per row (<= 32768 bf16)
+    {1, 4, 4},    // 0: warp per row, 4 rows per CTA: short rows (<= 1024 bf16)
+    {4, 1, 4},    // 1: 128 threads per row (<= 4096 bf16)
+    {8, 1, 4},    // 2: 256 threads per row (<= 8192 bf16)
+    {16, 1, 4},   // 3: 512 threads per row (<= 16384 bf16)
+    {32, 1, 4},   // 4: 1024 threads per row (<= 32768 bf16)
     {16, 1, 16},  // 5: 512 threads, 16 vectors each (<= 65536 bf16; 1024 x 8 spills)
-    {4, 1, 1},   // 6: 128 threads, one vector each: latency-bound small batches
-    {16, 1, 1},  // 7: 512 threads, one vector each: decode rows of 4096..8192
+    {4, 1, 1},    // 6: 128 threads, one vector each: latency-bound small batches
+    {16, 1, 1},   // 7: 512 threads, one vector each: decode rows of 4096..8192
 };
 inline constexpr int kNumRowConfigs = sizeof(kRowConfigs) / sizeof(kRowConfigs[0]);
 
