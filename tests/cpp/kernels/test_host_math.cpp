@@ -59,17 +59,20 @@ TEST(RowConfig, TableInvariants) {
 
 TEST(RowConfig, ManyRowsKeepTheRowInRegisters) {
   const int sms = 132;
-  for (std::int64_t vecs : {1, 100, 128, 129, 512, 1024, 4096, 8192}) {
+  for (std::int64_t vecs : {1, 100, 128, 129, 512, 1024, 2048}) {
     const int c = pick_row_config(16384, vecs, sms);
     ASSERT_GE(c, 0);
     ASSERT_LT(c, kNumRowConfigs);
     EXPECT_GE(kRowConfigs[c].capacity_vecs(), vecs) << vecs;
     // ... and no smaller-capacity config of the ordered range would have held it.
-    if (c > 0 && c <= 5) {
+    if (c > 0) {
       EXPECT_LT(kRowConfigs[c - 1].capacity_vecs(), vecs) << vecs;
     }
   }
-  EXPECT_EQ(pick_row_config(16384, 16384, sms), 5);  // 128k bf16: streamed by the largest
+  // Longer rows stream with 512 threads (measured faster on H200 than the big cached configs).
+  EXPECT_EQ(pick_row_config(16384, 4096, sms), 3);
+  EXPECT_EQ(pick_row_config(16384, 16384, sms), 3);
+  EXPECT_EQ(pick_row_config(32, 16384, sms), 4);
 }
 
 TEST(RowConfig, FewRowsSpreadEachRowOverMoreThreads) {
