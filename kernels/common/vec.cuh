@@ -1,0 +1,91 @@
+// 16-byte vector loads/stores and fp16/bf16 <-> fp32 conversion for the memory-bound kernels.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "common/dtype.hpp"
+
+namespace ts::kernels {
+
+template <class T>
+__device__ __forceinline__ float to_float(T v);
+template <>
+__device__ __forceinline__ float to_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ float to_float<__half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+template <class T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+/// kN consecutive elements; with kN * sizeof(T) == 16 one LDG.128 / STG.128.
+template <class T, int kN>
+struct alignas(sizeof(T) * kN) Vec {
+  T v[kN];
+};
+
+/// Loads a vector from `src`, which must be aligned to sizeof(Vec<T, kN>).
+template <class T, int kN>
+__device__ __forceinline__ Vec<T, kN> load_vec(const T* src) {
+  Vec<T, kN> out;
+  if constexpr (sizeof(Vec<T, kN>) == 16) {
+    *reinterpret_cast<uint4*>(&out) = *reinterpret_cast<const uint4*>(src);
+  } else {
+    out = *reinterpret_cast<const Vec<T, kN>*>(src);
+  }
+  return out;
+}
+
+template <class T, int kN>
+__device__ __forceinline__ void store_vec(T* dst, const Vec<T, kN>& value) {
+  if constexpr (sizeof(Vec<T, kN>) == 16) {
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(&value);
+  } else {
+    *reinterpret_cast<Vec<T, kN>*>(dst) = value;
+  }
+}
+
+/// Storage type for a DType on the device.
+template <DType D>
+struct DeviceType;
+template <>
+struct DeviceType<DType::f16> {
+  using type = __half;
+};
+template <>
+struct DeviceType<DType::bf16> {
+  using type = __nv_bfloat16;
+};
+template <>
+struct DeviceType<DType::f32> {
+  using type = float;
+};
+
+/// True when `p` may be accessed with 16-byte vectors.
+inline bool is_aligned16(const void* p) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
+}
+
+}  // namespace ts::kernels

@@ -1,0 +1,125 @@
+// LayerNorm kernel: same row mapping as rms_norm.cuh. The variance is the mean of (x - mean)^2
+// computed from the register copy (two reductions, no catastrophic cancellation of
+// E[x^2] - E[x]^2). Rows longer than the register capacity are streamed three times.
+#pragma once
+
+#include <cstdint>
+
+#include "common/reduce.cuh"
+#include "common/vec.cuh"
+
+namespace ts::kernels {
+namespace {
+
+template <class T>
+struct LayerNormParams {
+  const T* x;
+  T* y;
+  const T* w;  // nullptr: 1
+  const T* b;  // nullptr: 0
+  std::int64_t rows, cols, x_row_stride, y_row_stride;
+  float eps;
+};
+
+template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread>
+__global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
+    layer_norm_kernel(const LayerNormParams<T> p) {
+  static_assert(kWarpsPerRow == 1 || kRowsPerCta == 1, "group_sum syncs the whole CTA");
+  constexpr int kThreadsPerRow = kWarpsPerRow * 32;
+  __shared__ float scratch[kRowsPerCta][kWarpsPerRow];
+
+  const int group = threadIdx.x / kThreadsPerRow;
+  const int t = threadIdx.x % kThreadsPerRow;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerCta + group;
+  if (row >= p.rows) return;
+
+  const T* x = p.x + row * p.x_row_stride;
+  T* y = p.y + row * p.y_row_stride;
+  const std::int64_t nvec = p.cols / kVec;
+  const std::int64_t tail = nvec * kVec;
+  const bool cached = nvec <= static_cast<std::int64_t>(kThreadsPerRow) * kVecsPerThread;
+  const float inv_cols = 1.f / static_cast<float>(p.cols);
+
+  Vec<T, kVec> regs[kVecsPerThread];
+  float sum = 0.f;
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreadsPerRow;
+      if (j < nvec) regs[i] = load_vec<T, kVec>(x + j * kVec);
+    }
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreadsPerRow < nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) sum += to_float(regs[i].v[e]);
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow) {
+      const Vec<T, kVec> v = load_vec<T, kVec>(x + j * kVec);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) sum += to_float(v.v[e]);
+    }
+  }
+  for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow) sum += to_float(x[c]);
+  const float mean = group_sum<kWarpsPerRow>(sum, scratch[group]) * inv_cols;
+
+  float sum_dev = 0.f;
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreadsPerRow < nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const float d = to_float(regs[i].v[e]) - mean;
+          sum_dev += d * d;
+        }
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow) {
+      const Vec<T, kVec> v = load_vec<T, kVec>(x + j * kVec);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        const float d = to_float(v.v[e]) - mean;
+        sum_dev += d * d;
+      }
+    }
+  }
+  for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow) {
+    const float d = to_float(x[c]) - mean;
+    sum_dev += d * d;
+  }
+  const float var = group_sum<kWarpsPerRow>(sum_dev, scratch[group]) * inv_cols;
+  const float inv_std = 1.f / sqrtf(var + p.eps);
+
+  auto normalize = [&](const Vec<T, kVec>& in, std::int64_t j) {
+    Vec<T, kVec> w, b, out;
+    if (p.w) w = load_vec<T, kVec>(p.w + j * kVec);
+    if (p.b) b = load_vec<T, kVec>(p.b + j * kVec);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      float v = (to_float(in.v[e]) - mean) * inv_std;
+      if (p.w) v *= to_float(w.v[e]);
+      if (p.b) v += to_float(b.v[e]);
+      out.v[e] = from_float<T>(v);
+    }
+    store_vec<T, kVec>(y + j * kVec, out);
+  };
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreadsPerRow;
+      if (j < nvec) normalize(regs[i], j);
+    }
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow)
+      normalize(load_vec<T, kVec>(x + j * kVec), j);
+  }
+  for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow) {
+    float v = (to_float(x[c]) - mean) * inv_std;
+    if (p.w) v *= to_float(p.w[c]);
+    if (p.b) v += to_float(p.b[c]);
+    y[c] = from_float<T>(v);
+  }
+}
+
+}  // namespace
+}  // namespace ts::kernels

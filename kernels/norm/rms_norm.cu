@@ -1,0 +1,61 @@
+// Launcher for RMSNorm: validates Args, picks vector width and row config, launches.
+#include "norm/rms_norm.hpp"
+
+#include "common/dispatch.cuh"
+#include "norm/rms_norm.cuh"
+
+namespace ts::kernels {
+namespace {
+
+template <class T, int kVec, int kConfig>
+void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
+  constexpr RowConfig c = kRowConfigs[kConfig];
+  const RmsNormParams<T> p{static_cast<const T*>(a.x),
+                           static_cast<T*>(a.y),
+                           static_cast<const T*>(a.w),
+                           a.rows,
+                           a.cols,
+                           a.x_row_stride,
+                           a.y_row_stride,
+                           a.eps};
+  const auto grid = static_cast<unsigned>((a.rows + c.rows_per_cta - 1) / c.rows_per_cta);
+  rms_norm_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread>
+      <<<grid, c.threads_per_cta(), 0, stream>>>(p);
+}
+
+}  // namespace
+
+int rms_norm_num_configs() {
+  return kNumRowConfigs;
+}
+
+cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
+  if (a.rows < 0 || a.cols <= 0 || a.x_row_stride < a.cols || a.y_row_stride < a.cols)
+    return cudaErrorInvalidValue;
+  if (a.config < -1 || a.config >= kNumRowConfigs) return cudaErrorInvalidValue;
+  if (a.rows == 0) return cudaSuccess;
+  if (!a.x || !a.y || !a.w) return cudaErrorInvalidValue;
+  if (a.rows > (std::int64_t{1} << 31) - 1) return cudaErrorInvalidValue;
+
+  const int vec = vec_width(a.dtype);
+  const bool vectorized = is_aligned16(a.x) && is_aligned16(a.y) && is_aligned16(a.w) &&
+                          a.x_row_stride % vec == 0 && a.y_row_stride % vec == 0;
+  const std::int64_t row_vecs = vectorized ? a.cols / vec : a.cols;
+  const int config =
+      a.config >= 0 ? a.config : pick_row_config(a.rows, row_vecs, current_sm_count());
+
+  const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return dispatch_row_config(config, [&](auto cfg) {
+      if (vectorized)
+        launch_rms_norm<T, 16 / sizeof(T), cfg.value>(a, stream);
+      else
+        launch_rms_norm<T, 1, cfg.value>(a, stream);
+      return cudaSuccess;
+    });
+  });
+  if (err != cudaSuccess) return err;
+  return cudaGetLastError();
+}
+
+}  // namespace ts::kernels

@@ -1,0 +1,97 @@
+// RMSNorm kernel. One row group (kWarpsPerRow warps) per row; the row's full 16-byte vectors
+// stay in registers when they fit (read x once, write y once), else they are streamed twice.
+// Elements past the last full vector (cols % kVec) are a scalar tail. kVec == 1 is the
+// unaligned fallback: every element is its own "vector".
+#pragma once
+
+#include <cstdint>
+
+#include "common/reduce.cuh"
+#include "common/vec.cuh"
+
+namespace ts::kernels {
+namespace {
+
+template <class T>
+struct RmsNormParams {
+  const T* x;
+  T* y;
+  const T* w;
+  std::int64_t rows, cols, x_row_stride, y_row_stride;
+  float eps;
+};
+
+template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread>
+__global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
+    rms_norm_kernel(const RmsNormParams<T> p) {
+  static_assert(kWarpsPerRow == 1 || kRowsPerCta == 1, "group_sum syncs the whole CTA");
+  constexpr int kThreadsPerRow = kWarpsPerRow * 32;
+  __shared__ float scratch[kRowsPerCta][kWarpsPerRow];
+
+  const int group = threadIdx.x / kThreadsPerRow;
+  const int t = threadIdx.x % kThreadsPerRow;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerCta + group;
+  if (row >= p.rows) return;  // only possible for warp-per-row configs: no barrier follows
+
+  const T* x = p.x + row * p.x_row_stride;
+  T* y = p.y + row * p.y_row_stride;
+  const std::int64_t nvec = p.cols / kVec;
+  const bool cached = nvec <= static_cast<std::int64_t>(kThreadsPerRow) * kVecsPerThread;
+
+  Vec<T, kVec> regs[kVecsPerThread];
+  float sum_sq = 0.f;
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreadsPerRow;
+      if (j < nvec) regs[i] = load_vec<T, kVec>(x + j * kVec);
+    }
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      if (t + i * kThreadsPerRow < nvec) {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const float v = to_float(regs[i].v[e]);
+          sum_sq += v * v;
+        }
+      }
+    }
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow) {
+      const Vec<T, kVec> v = load_vec<T, kVec>(x + j * kVec);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) sum_sq += to_float(v.v[e]) * to_float(v.v[e]);
+    }
+  }
+  for (std::int64_t c = nvec * kVec + t; c < p.cols; c += kThreadsPerRow) {
+    const float v = to_float(x[c]);
+    sum_sq += v * v;
+  }
+
+  sum_sq = group_sum<kWarpsPerRow>(sum_sq, scratch[group]);
+  const float inv_rms = 1.f / sqrtf(sum_sq / static_cast<float>(p.cols) + p.eps);
+
+  auto normalize = [&](const Vec<T, kVec>& in, std::int64_t j) {
+    const Vec<T, kVec> w = load_vec<T, kVec>(p.w + j * kVec);
+    Vec<T, kVec> out;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      out.v[e] = from_float<T>(to_float(in.v[e]) * inv_rms * to_float(w.v[e]));
+    store_vec<T, kVec>(y + j * kVec, out);
+  };
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreadsPerRow;
+      if (j < nvec) normalize(regs[i], j);
+    }
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow)
+      normalize(load_vec<T, kVec>(x + j * kVec), j);
+  }
+  for (std::int64_t c = nvec * kVec + t; c < p.cols; c += kThreadsPerRow)
+    y[c] = from_float<T>(to_float(x[c]) * inv_rms * to_float(p.w[c]));
+}
+
+}  // namespace
+}  // namespace ts::kernels

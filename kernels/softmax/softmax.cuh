@@ -1,0 +1,123 @@
+// Softmax kernel: same row mapping as the norms. Works in the log2 domain, z = x * log2(e),
+// so each exponential is one exp2f (MUFU.EX2 plus range handling) instead of expf's longer
+// sequence: at bf16 16384x8192 two expf per element would cost about as long as the HBM traffic.
+#pragma once
+
+#include <cstdint>
+
+#include "common/reduce.cuh"
+#include "common/vec.cuh"
+
+namespace ts::kernels {
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <class T>
+struct SoftmaxParams {
+  const T* x;
+  T* y;
+  std::int64_t rows, cols, x_row_stride, y_row_stride;
+};
+
+template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread>
+__global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
+    softmax_kernel(const SoftmaxParams<T> p) {
+  static_assert(kWarpsPerRow == 1 || kRowsPerCta == 1, "group reductions sync the whole CTA");
+  constexpr int kThreadsPerRow = kWarpsPerRow * 32;
+  __shared__ float scratch[kRowsPerCta][kWarpsPerRow];
+
+  const int group = threadIdx.x / kThreadsPerRow;
+  const int t = threadIdx.x % kThreadsPerRow;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerCta + group;
+  if (row >= p.rows) return;
+
+  const T* x = p.x + row * p.x_row_stride;
+  T* y = p.y + row * p.y_row_stride;
+  const std::int64_t nvec = p.cols / kVec;
+  const std::int64_t tail = nvec * kVec;
+  const bool cached = nvec <= static_cast<std::int64_t>(kThreadsPerRow) * kVecsPerThread;
+
+  // Per thread: running max m (log2 domain) and sum of exp2(z - m).
+  float m = -INFINITY, s = 0.f;
+  auto accumulate = [&](float z) {  // online update for one element
+    if (z > m) {
+      s = s * exp2f(m - z) + 1.f;  // m == -inf: exp2f(-inf) = 0
+      m = z;
+    } else {
+      s += exp2f(z - m);  // z == m == -inf gives NaN: guarded below
+    }
+  };
+
+  Vec<T, kVec> regs[kVecsPerThread];
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreadsPerRow;
+      if (j < nvec) regs[i] = load_vec<T, kVec>(x + j * kVec);
+    }
+    // Max first, then one exp2f per element (no rescaling inside the loop).
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreadsPerRow < nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) m = fmaxf(m, to_float(regs[i].v[e]) * kLog2e);
+    for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow)
+      m = fmaxf(m, to_float(x[c]) * kLog2e);
+    m = group_max<kWarpsPerRow>(m, scratch[group]);
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreadsPerRow < nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) s += exp2f(fmaf(to_float(regs[i].v[e]), kLog2e, -m));
+    for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow)
+      s += exp2f(fmaf(to_float(x[c]), kLog2e, -m));
+    s = group_sum<kWarpsPerRow>(s, scratch[group]);
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow) {
+      const Vec<T, kVec> v = load_vec<T, kVec>(x + j * kVec);
+      float vmax = -INFINITY;  // one rescale per vector, not per element
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) vmax = fmaxf(vmax, to_float(v.v[e]) * kLog2e);
+      if (vmax > m) {
+        s = (m == -INFINITY) ? 0.f : s * exp2f(m - vmax);
+        m = vmax;
+      }
+      if (m != -INFINITY)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) s += exp2f(fmaf(to_float(v.v[e]), kLog2e, -m));
+    }
+    for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow) {
+      const float z = to_float(x[c]) * kLog2e;
+      if (z != -INFINITY || m != -INFINITY) accumulate(z);
+    }
+    const float row_max = group_max<kWarpsPerRow>(m, scratch[group]);
+    s = (m == -INFINITY) ? 0.f : s * exp2f(m - row_max);
+    m = row_max;
+    s = group_sum<kWarpsPerRow>(s, scratch[group]);
+  }
+  const float inv_sum = 1.f / s;
+
+  auto write = [&](const Vec<T, kVec>& in, std::int64_t j) {
+    Vec<T, kVec> out;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      out.v[e] = from_float<T>(exp2f(fmaf(to_float(in.v[e]), kLog2e, -m)) * inv_sum);
+    store_vec<T, kVec>(y + j * kVec, out);
+  };
+  if (cached) {
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreadsPerRow;
+      if (j < nvec) write(regs[i], j);
+    }
+  } else {
+    for (std::int64_t j = t; j < nvec; j += kThreadsPerRow)
+      write(load_vec<T, kVec>(x + j * kVec), j);
+  }
+  for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow)
+    y[c] = from_float<T>(exp2f(fmaf(to_float(x[c]), kLog2e, -m)) * inv_sum);
+}
+
+}  // namespace
+}  // namespace ts::kernels
