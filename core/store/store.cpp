@@ -408,6 +408,17 @@ Expected<std::string> ArtifactCache::put(const std::vector<ArtifactFile>& files)
     fs::remove_all(temp_dir, ec);
     return tl::unexpected(filled.error());
   }
+  // Publishing is serialized: otherwise one writer could move aside, as "corrupt", the entry
+  // another writer of the same content has just published while a third is verifying it.
+  auto publish_lock = FileLock::acquire(dir_ / ".publish.lock");
+  if (!publish_lock) {
+    fs::remove_all(temp_dir, ec);
+    return tl::unexpected(publish_lock.error());
+  }
+  if (fs::exists(final_dir) && get(hash)) {  // the same content is already stored and verifies
+    fs::remove_all(temp_dir, ec);
+    return hash;
+  }
   // A corrupt entry under the final name is moved aside first (rename cannot replace a
   // non-empty directory), then removed.
   if (fs::exists(final_dir)) {
