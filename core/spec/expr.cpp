@@ -631,6 +631,25 @@ void print_into(const ExprPool& pool, int32_t i, std::string& out, int parent_pr
 
 // ---- evaluator -------------------------------------------------------------------------------
 
+// The six comparisons, for ints and floats alike.
+template <class T>
+int64_t compare(Op op, T x, T y) {
+  switch (op) {
+    case Op::eq:
+      return x == y;
+    case Op::ne:
+      return x != y;
+    case Op::lt:
+      return x < y;
+    case Op::le:
+      return x <= y;
+    case Op::gt:
+      return x > y;
+    default:
+      return x >= y;  // Op::ge
+  }
+}
+
 struct Evaluator {
   const ExprPool& pool;
   const EvalEnv& env;
@@ -760,22 +779,12 @@ struct Evaluator {
           out.f = x / y;
           return true;
         case Op::eq:
-          out.i = x == y;
-          return true;
         case Op::ne:
-          out.i = x != y;
-          return true;
         case Op::lt:
-          out.i = x < y;
-          return true;
         case Op::le:
-          out.i = x <= y;
-          return true;
         case Op::gt:
-          out.i = x > y;
-          return true;
         case Op::ge:
-          out.i = x >= y;
+          out.i = compare(n.op, x, y);
           return true;
         default:
           return fail(EvalStatus::bad_value, i);
@@ -817,22 +826,12 @@ struct Evaluator {
         return true;
       }
       case Op::eq:
-        out.i = x == y;
-        return true;
       case Op::ne:
-        out.i = x != y;
-        return true;
       case Op::lt:
-        out.i = x < y;
-        return true;
       case Op::le:
-        out.i = x <= y;
-        return true;
       case Op::gt:
-        out.i = x > y;
-        return true;
       case Op::ge:
-        out.i = x >= y;
+        out.i = compare(n.op, x, y);
         return true;
       default:
         return fail(EvalStatus::bad_value, i);
