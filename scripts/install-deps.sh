@@ -37,7 +37,7 @@ fi
 need_pip=()
 for spec in "${PY_PACKAGES[@]}"; do
   name=${spec%%==*}; want=${spec##*==}
-  have=$("$PYTHON" -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')
+  have=$("$PYTHON" -m pip show "$name" 2>/dev/null | sed -n "s/^Version: //p" || true)
   # torch reports a local tag (2.11.0+cu130); compare the public part only.
   [ "${have%%+*}" = "$want" ] || need_pip+=("$spec")
 done
