@@ -7,10 +7,16 @@
 namespace ts::kernels {
 namespace {
 
-constexpr int kRopeThreads[] = {64, 128, 256};
-constexpr int kNumRopeConfigs = sizeof(kRopeThreads) / sizeof(kRopeThreads[0]);
+// Configs 0-2: one CTA row per token (grid tokens x item chunks) of 64/128/256 threads.
+// Configs 3-4: the flattened kernel, 256 threads, 2 or 4 items per thread.
+struct RopeConfig {
+  int threads;
+  int unroll;  // 0: per-token kernel
+};
+constexpr RopeConfig kRopeConfigs[] = {{64, 0}, {128, 0}, {256, 0}, {256, 2}, {256, 4}};
+constexpr int kNumRopeConfigs = sizeof(kRopeConfigs) / sizeof(kRopeConfigs[0]);
 
-template <class T, int kVec, int kThreads>
+template <class T, int kVec, int kThreads, int kUnroll>
 void launch_rope(const RopeArgs& a, std::int64_t rotary_dim, std::int64_t cache_row_stride,
                  cudaStream_t stream) {
   const RopeParams<T> p{static_cast<const T*>(a.q),
@@ -33,10 +39,18 @@ void launch_rope(const RopeArgs& a, std::int64_t rotary_dim, std::int64_t cache_
                         cache_row_stride};
   const std::int64_t heads = a.q_heads + (a.k ? a.k_heads : 0);
   const std::int64_t items = heads * (rotary_dim / 2 / kVec);
-  const std::int64_t chunks = items > 0 ? (items + kThreads - 1) / kThreads : 1;
-  rope_kernel<T, kVec, kThreads>
-      <<<dim3(static_cast<unsigned>(a.tokens), static_cast<unsigned>(chunks)), kThreads, 0,
-         stream>>>(p);
+  if constexpr (kUnroll > 0) {
+    const std::int64_t total = items * a.tokens;
+    const std::int64_t blocks = (total + kThreads * kUnroll - 1) / (kThreads * kUnroll);
+    if (blocks > 0)
+      rope_flat_kernel<T, kVec, kThreads, kUnroll>
+          <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p, items, total);
+  } else {
+    const std::int64_t chunks = items > 0 ? (items + kThreads - 1) / kThreads : 1;
+    rope_kernel<T, kVec, kThreads>
+        <<<dim3(static_cast<unsigned>(a.tokens), static_cast<unsigned>(chunks)), kThreads, 0,
+           stream>>>(p);
+  }
 }
 
 bool aligned_elems(std::int64_t stride, int vec) {
@@ -74,27 +88,39 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
   const std::int64_t heads = a.q_heads + (a.k ? a.k_heads : 0);
   const std::int64_t items = heads * (rotary_dim / 2 / (vectorized ? vec : 1));
   if ((items + 63) / 64 > 65535) return cudaErrorInvalidValue;  // grid.y limit
+  // The flattened kernel rotates only: out of place with pass-through dims needs the per-token
+  // kernel, which also copies dims [rotary_dim, head_dim).
+  const bool copies_pass_through =
+      rotary_dim < a.head_dim && !(a.q_out == a.q && (!a.k || a.k_out == a.k));
   int config = a.config;
-  if (config < 0) config = items <= 64 || a.tokens < 2 * current_sm_count() ? 0 : 1;
-  if ((items + kRopeThreads[config] - 1) / kRopeThreads[config] > 65535)
+  if (config < 0)
+    config = items <= 64 || a.tokens < 2 * current_sm_count() ? 0 : copies_pass_through ? 1 : 4;
+  if (kRopeConfigs[config].unroll > 0 && copies_pass_through) return cudaErrorInvalidValue;
+  if ((items + kRopeConfigs[config].threads - 1) / kRopeConfigs[config].threads > 65535)
     return cudaErrorInvalidValue;
 
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    auto run = [&](auto threads) {
+    auto run = [&](auto threads, auto unroll) {
       if (vectorized)
-        launch_rope<T, 16 / sizeof(T), threads.value>(a, rotary_dim, cache_row_stride, stream);
+        launch_rope<T, 16 / sizeof(T), threads.value, unroll.value>(a, rotary_dim, cache_row_stride,
+                                                                    stream);
       else
-        launch_rope<T, 1, threads.value>(a, rotary_dim, cache_row_stride, stream);
+        launch_rope<T, 1, threads.value, unroll.value>(a, rotary_dim, cache_row_stride, stream);
       return cudaSuccess;
     };
+    using std::integral_constant;
     switch (config) {
       case 0:
-        return run(std::integral_constant<int, 64>{});
+        return run(integral_constant<int, 64>{}, integral_constant<int, 0>{});
       case 1:
-        return run(std::integral_constant<int, 128>{});
+        return run(integral_constant<int, 128>{}, integral_constant<int, 0>{});
       case 2:
-        return run(std::integral_constant<int, 256>{});
+        return run(integral_constant<int, 256>{}, integral_constant<int, 0>{});
+      case 3:
+        return run(integral_constant<int, 256>{}, integral_constant<int, 2>{});
+      case 4:
+        return run(integral_constant<int, 256>{}, integral_constant<int, 4>{});
     }
     return cudaErrorInvalidValue;
   });

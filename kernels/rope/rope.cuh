@@ -26,6 +26,37 @@ struct RopeParams {
   std::int64_t max_position, cache_row_stride;
 };
 
+// One rotation vector: kVec dims of the first rotary half at `d` and the same dims of the second.
+template <class T, int kVec>
+__device__ __forceinline__ void rotate_vec(const Vec<T, kVec>& x1, const Vec<T, kVec>& x2,
+                                           const float* cos, const float* sin, bool valid, T* out,
+                                           std::int64_t half) {
+  Vec<T, kVec> o1, o2;
+  if (valid) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const float c = __ldg(cos + e), s = __ldg(sin + e);
+      const float a = to_float(x1.v[e]), b = to_float(x2.v[e]);
+      o1.v[e] = from_float<T>(a * c - b * s);
+      o2.v[e] = from_float<T>(b * c + a * s);
+    }
+  } else {
+    o1 = x1;
+    o2 = x2;
+  }
+  store_vec<T, kVec>(out, o1);
+  store_vec<T, kVec>(out + half, o2);
+}
+
+// Where item `item` of token `token` lives: q heads first, then k heads.
+template <class T>
+__device__ __forceinline__ std::int64_t item_offset(const RopeParams<T>& p, std::int64_t token,
+                                                    std::int64_t head, bool* is_q) {
+  *is_q = head < p.q_heads;
+  return *is_q ? token * p.q_token_stride + head * p.q_head_stride
+               : token * p.k_token_stride + (head - p.q_heads) * p.k_head_stride;
+}
+
 template <class T, int kVec, int kThreads>
 __global__ void __launch_bounds__(kThreads) rope_kernel(const RopeParams<T> p) {
   const std::int64_t token = blockIdx.x;
@@ -38,39 +69,15 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(const RopeParams<T> p) {
 
   const std::int64_t item = static_cast<std::int64_t>(blockIdx.y) * kThreads + threadIdx.x;
   if (item < items) {
-    std::int64_t head = item / vecs_per_head;
+    const std::int64_t head = item / vecs_per_head;
     const std::int64_t d = (item - head * vecs_per_head) * kVec;
-    const T* in;
-    T* out;
-    if (head < p.q_heads) {
-      const std::int64_t off = token * p.q_token_stride + head * p.q_head_stride;
-      in = p.q + off;
-      out = p.q_out + off;
-    } else {
-      head -= p.q_heads;
-      const std::int64_t off = token * p.k_token_stride + head * p.k_head_stride;
-      in = p.k + off;
-      out = p.k_out + off;
-    }
-    const Vec<T, kVec> x1 = load_vec<T, kVec>(in + d);
-    const Vec<T, kVec> x2 = load_vec<T, kVec>(in + d + half);
-    Vec<T, kVec> o1, o2;
-    if (valid) {
-      const float* cos = p.cos + pos * p.cache_row_stride + d;
-      const float* sin = p.sin + pos * p.cache_row_stride + d;
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        const float c = __ldg(cos + e), s = __ldg(sin + e);
-        const float a = to_float(x1.v[e]), b = to_float(x2.v[e]);
-        o1.v[e] = from_float<T>(a * c - b * s);
-        o2.v[e] = from_float<T>(b * c + a * s);
-      }
-    } else {
-      o1 = x1;
-      o2 = x2;
-    }
-    store_vec<T, kVec>(out + d, o1);
-    store_vec<T, kVec>(out + d + half, o2);
+    bool is_q;
+    const std::int64_t off = item_offset(p, token, head, &is_q) + d;
+    const T* in = (is_q ? p.q : p.k) + off;
+    T* out = (is_q ? p.q_out : p.k_out) + off;
+    const std::int64_t row = valid ? pos * p.cache_row_stride + d : 0;
+    rotate_vec<T, kVec>(load_vec<T, kVec>(in), load_vec<T, kVec>(in + half), p.cos + row,
+                        p.sin + row, valid, out, half);
   }
 
   // Out of place: copy the pass-through dims [rotary_dim, head_dim) of every head.
@@ -89,6 +96,46 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(const RopeParams<T> p) {
         p.k_out[off] = p.k[off];
       }
     }
+  }
+}
+
+// Flattened variant for many tokens: the (token, item) space is one index range, each thread
+// does kUnroll items kThreads apart and issues all their loads before any store, so each thread
+// keeps 2 * kUnroll 16-byte loads in flight (the per-token grid above keeps only two, which
+// leaves HBM under-subscribed). Rotation only: out of place with pass-through dims uses the
+// per-token kernel.
+template <class T, int kVec, int kThreads, int kUnroll>
+__global__ void __launch_bounds__(kThreads)
+    rope_flat_kernel(const RopeParams<T> p, std::int64_t items_per_token, std::int64_t total) {
+  const std::int64_t half = p.rotary_dim / 2;
+  const std::int64_t vecs_per_head = half / kVec;
+  const std::int64_t base =
+      static_cast<std::int64_t>(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
+  Vec<T, kVec> x1[kUnroll], x2[kUnroll];
+  std::int64_t off[kUnroll], row[kUnroll];
+  bool is_q[kUnroll], valid[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::int64_t g = base + static_cast<std::int64_t>(u) * kThreads;
+    if (g >= total) continue;
+    const std::int64_t token = g / items_per_token;
+    const std::int64_t item = g - token * items_per_token;
+    const std::int64_t head = item / vecs_per_head;
+    const std::int64_t d = (item - head * vecs_per_head) * kVec;
+    off[u] = item_offset(p, token, head, &is_q[u]) + d;
+    const T* in = (is_q[u] ? p.q : p.k) + off[u];
+    x1[u] = load_vec<T, kVec>(in);
+    x2[u] = load_vec<T, kVec>(in + half);
+    const std::int64_t pos = p.positions[token];
+    valid[u] = pos >= 0 && pos < p.max_position;
+    row[u] = valid[u] ? pos * p.cache_row_stride + d : 0;
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const std::int64_t g = base + static_cast<std::int64_t>(u) * kThreads;
+    if (g >= total) continue;
+    rotate_vec<T, kVec>(x1[u], x2[u], p.cos + row[u], p.sin + row[u], valid[u],
+                        (is_q[u] ? p.q_out : p.k_out) + off[u], half);
   }
 }
 

@@ -418,8 +418,10 @@ void rope_sweep(std::uint64_t& seed) {
         run_rope_case(dtype, tokens, s, false, true, false, -1, ++seed);
         if (tokens == 129) run_rope_case(dtype, tokens, s, true, true, true, -1, ++seed);
       }
-  for (int c = 0; c < kernels::rope_num_configs(); ++c)
+  for (int c = 0; c < kernels::rope_num_configs(); ++c) {
     run_rope_case(DType::bf16, 129, {32, 8, 128, 128}, false, true, false, c, ++seed);
+    run_rope_case(DType::f16, 1000, {4, 2, 128, 64}, true, false, false, c, ++seed);
+  }
 }
 
 // ---- argument validation: malformed args are errors, never faults ------------------------------
