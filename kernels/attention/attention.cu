@@ -11,14 +11,18 @@
 namespace ts::kernels {
 namespace {
 
-// Tile configs per head dim: (kBlockM, kBlockN, kStages). Index = AttentionArgs::config.
-//   0: 128 x 128 tiles (D 64, 128), 128 x 64 (D 256: the O accumulator takes 128 registers)
-//   1: 128 x 64 tiles for every D (less shared memory per stage, shorter softmax rows)
-constexpr int kNumAttnConfigs = 2;
+// Configs (AttentionArgs::config), per head dim. kBlockM is 128 (two warpgroups); kBlockN is
+// 128, or 64 where named (D = 256 always uses 64: its O accumulator takes 128 registers).
+//   0: overlapped kernel (softmax of block j+1 under the P V wgmma of block j), kBlockN 128
+//   1: overlapped kernel, kBlockN 64
+//   2: plain kernel (S, softmax, P V in sequence), kBlockN 128
+//   3: plain kernel, kBlockN 64
+constexpr int kNumAttnConfigs = 4;
 constexpr const char* kAttnConfigNames[3][kNumAttnConfigs] = {
-    {"D64 128x128x2 stages", "D64 128x64x2 stages"},
-    {"D128 128x128x2 stages", "D128 128x64x2 stages"},
-    {"D256 128x64x2 stages", "D256 128x64x2 stages (same as 0)"}};
+    {"D64 overlap 128x128", "D64 overlap 128x64", "D64 plain 128x128", "D64 plain 128x64"},
+    {"D128 overlap 128x128", "D128 overlap 128x64", "D128 plain 128x128", "D128 plain 128x64"},
+    {"D256 overlap 128x64", "D256 overlap 128x64 (as 0)", "D256 plain 128x64",
+     "D256 plain 128x64 (as 2)"}};
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
@@ -45,7 +49,7 @@ bool tensor_core_path(const AttentionArgs& a) {
   return true;
 }
 
-template <class Traits>
+template <class Traits, bool kOverlap>
 cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream) {
   attn::AttnParams p{};
   p.q = a.q;
@@ -64,7 +68,7 @@ cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream
   p.Skv = static_cast<int>(a.Skv);
   p.scale_log2 = scale * 1.4426950408889634f;
   p.causal = a.is_causal;
-  auto kernel = attn::attention_kernel<Traits>;
+  auto kernel = kOverlap ? attn::attention_kernel_overlap<Traits> : attn::attention_kernel<Traits>;
   // Raise the dynamic shared-memory limit once per instantiation (thread-safe static init).
   static const cudaError_t attr_err =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
@@ -75,18 +79,25 @@ cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream
   return cudaGetLastError();
 }
 
+template <class T, int kHeadDim, int kBlockN>
+cudaError_t launch_variant(const AttentionArgs& a, bool overlap, float scale, cudaStream_t stream) {
+  using Traits = attn::AttnTraits<T, kHeadDim, 128, kBlockN, 2>;
+  return overlap ? launch_sm90<Traits, true>(a, scale, stream)
+                 : launch_sm90<Traits, false>(a, scale, stream);
+}
+
 template <class T>
 cudaError_t dispatch_sm90(const AttentionArgs& a, int config, float scale, cudaStream_t stream) {
-  using namespace attn;
+  const bool overlap = config < 2, wide = config % 2 == 0;
   switch (a.D) {
     case 64:
-      return config == 0 ? launch_sm90<AttnTraits<T, 64, 128, 128, 2>>(a, scale, stream)
-                         : launch_sm90<AttnTraits<T, 64, 128, 64, 2>>(a, scale, stream);
+      return wide ? launch_variant<T, 64, 128>(a, overlap, scale, stream)
+                  : launch_variant<T, 64, 64>(a, overlap, scale, stream);
     case 128:
-      return config == 0 ? launch_sm90<AttnTraits<T, 128, 128, 128, 2>>(a, scale, stream)
-                         : launch_sm90<AttnTraits<T, 128, 128, 64, 2>>(a, scale, stream);
+      return wide ? launch_variant<T, 128, 128>(a, overlap, scale, stream)
+                  : launch_variant<T, 128, 64>(a, overlap, scale, stream);
     case 256:
-      return launch_sm90<AttnTraits<T, 256, 128, 64, 2>>(a, scale, stream);
+      return launch_variant<T, 256, 64>(a, overlap, scale, stream);
   }
   return cudaErrorInvalidValue;
 }

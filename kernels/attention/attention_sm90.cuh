@@ -315,4 +315,232 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
   }
 }
 
+// ---- overlapped variant ----------------------------------------------------------------------
+//
+// Same tiles, but each warpgroup keeps the tensor cores busy while it does softmax: in
+// iteration j it issues S_{j+1} = Q K_{j+1}^T and then O += P_j V_j back to back (wgmma runs
+// them asynchronously, in order), waits only for S_{j+1}, masks it and computes its row max and
+// exponentials while P_j V_j is still running, and only then waits for O and rescales it
+// (FlashAttention-3's intra-warpgroup overlap, without its producer warps). K is therefore needed
+// one block ahead of V; the two-stage rings are refilled as
+//   prologue: {Q, K0} V0 K1 V1 | S_0 | K2        end of iteration j: V_{j+2} K_{j+3}
+// so at the start of iteration j the groups after K_{j+1} are exactly V_{j+1}, K_{j+2}
+// (cp.async.wait_group 2 publishes K_{j+1} and V_j).
+
+// Masks keys past Skv and, causal, past each row's diagonal, in block (row0, col0) of S.
+template <class TensorS, class TensorC>
+__device__ __forceinline__ void mask_block(TensorS& S, const TensorC& S_coord, int row0, int col0,
+                                           int Skv, bool causal) {
+#pragma unroll
+  for (int r = 0; r < size<0>(S); ++r)
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) {
+      const int qi = row0 + get<0>(S_coord(r, c)), kj = col0 + get<1>(S_coord(r, c));
+      if (kj >= Skv || (causal && kj > qi)) S(r, c) = -INFINITY;
+    }
+}
+
+// Online softmax on one block: updates row_max, replaces S by exp2(S * scale_log2 - max) and
+// returns, per row, the factor that rescales the old O and row sum (row_sum is updated here).
+template <int kRows, class TensorS>
+__device__ __forceinline__ void softmax_block(TensorS& S, float (&row_max)[kRows],
+                                              float (&row_sum)[kRows], float (&correction)[kRows],
+                                              float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float mx = row_max[r];
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) mx = fmaxf(mx, S(r, c));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
+    correction[r] = exp2f(row_max[r] * scale_log2 - base);
+    row_max[r] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) {
+      const float e = exp2f(fmaf(S(r, c), scale_log2, -base));
+      S(r, c) = e;
+      sum += e;
+    }
+    row_sum[r] = row_sum[r] * correction[r] + sum;
+  }
+}
+
+template <class Traits>
+__global__ void __launch_bounds__(Traits::kThreads, 1)
+    attention_kernel_overlap(const AttnParams p) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  static_assert(Traits::kStages == 2, "the group arithmetic below assumes two-stage rings");
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Element* smem_q = reinterpret_cast<Element*>(smem);
+  Element* smem_k = smem_q + Traits::kTileQ;
+  Element* smem_v = smem_k + 2 * Traits::kTileKV;
+
+  const int tid = threadIdx.x;
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
+  const int row0 = m_block * kBlockM;
+
+  const Element* q = static_cast<const Element*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] +
+                     row0 * p.q_stride[2];
+  const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+  const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
+  Element* o =
+      static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
+
+  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
+  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
+
+  Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
+  auto sK = [&](int block) {
+    return make_tensor(make_smem_ptr(smem_k + (block % 2) * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sV = [&](int block) {
+    return make_tensor(make_smem_ptr(smem_v + (block % 2) * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sVt = [&](int block) {
+    return make_tensor(make_smem_ptr(smem_v + (block % 2) * Traits::kTileKV),
+                       typename Traits::SmemLayoutVt{});
+  };
+  // One cp.async group per call (empty past the last block, so the counts stay uniform).
+  auto load_k = [&](int block, bool commit) {
+    if (block < n_blocks) {
+      const int start = block * kBlockN;
+      load_tile<Traits, kBlockN>(sK(block), k + start * p.k_stride[2], p.k_stride[2], p.Skv - start,
+                                 tid);
+    }
+    if (commit) cp_async_commit();
+  };
+  auto load_v = [&](int block) {
+    if (block < n_blocks) {
+      const int start = block * kBlockN;
+      load_tile<Traits, kBlockN>(sV(block), v + start * p.v_stride[2], p.v_stride[2], p.Skv - start,
+                                 tid);
+    }
+    cp_async_commit();
+  };
+
+  typename Traits::MmaQK mma_qk;
+  typename Traits::MmaPV mma_pv;
+  auto thr_qk = mma_qk.get_thread_slice(tid);
+  auto thr_pv = mma_pv.get_thread_slice(tid);
+  Tensor tSrQ = thr_qk.partition_fragment_A(sQ);
+  Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
+  Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
+  clear(tOrO);
+  Tensor S = make_tensor(tSrS.data(), acc_rowcol(tSrS.layout()));
+  Tensor O = make_tensor(tOrO.data(), acc_rowcol(tOrO.layout()));
+  Tensor cS = thr_qk.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor S_coord = make_tensor(cS.data(), acc_rowcol(cS.layout()));
+  constexpr int kRows = decltype(size<0>(S))::value;
+
+  float row_max[kRows], row_sum[kRows], correction[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
+
+  auto issue_qk = [&](int block) {
+    Tensor tSrK = thr_qk.partition_fragment_B(sK(block));
+    warpgroup_fence_operand(tSrS);
+    warpgroup_arrive();
+    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
+      mma_qk.accumulate_ = GMMA::ScaleOut::One;
+    }
+    warpgroup_commit_batch();
+  };
+  auto issue_pv = [&](int block) {
+    Tensor tOrV = thr_pv.partition_fragment_B(sVt(block));
+    warpgroup_fence_operand(tOrP);
+    warpgroup_fence_operand(tOrO);
+    warpgroup_arrive();
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tOrP); ++kb)
+      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
+    warpgroup_commit_batch();
+  };
+  auto mask_if_needed = [&](int block) {
+    const int col0 = block * kBlockN;
+    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
+      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
+  };
+  auto convert_p = [&] {
+    Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
+#pragma unroll
+    for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
+  };
+
+  // Prologue: S_0 and P_0.
+  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.Sq - row0, tid);
+  load_k(0, true);  // group {Q, K0}
+  load_v(0);
+  load_k(1, true);
+  load_v(1);
+  cp_async_wait<3>();
+  fence_async_shared();
+  __syncthreads();
+  issue_qk(0);
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(tSrS);
+  mask_if_needed(0);
+  softmax_block(S, row_max, row_sum, correction, p.scale_log2);
+  convert_p();
+  __syncthreads();  // every warpgroup is done with K0's buffer
+  load_k(2, true);
+
+  for (int j = 0; j < n_blocks; ++j) {
+    cp_async_wait<2>();  // K_{j+1} and V_j have landed
+    fence_async_shared();
+    __syncthreads();
+    const bool has_next = j + 1 < n_blocks;
+    if (has_next) issue_qk(j + 1);
+    issue_pv(j);
+    if (has_next) {
+      warpgroup_wait<1>();  // S_{j+1} is ready; P_j V_j may still run
+      warpgroup_fence_operand(tSrS);
+      mask_if_needed(j + 1);
+      softmax_block(S, row_max, row_sum, correction, p.scale_log2);
+    }
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(tOrO);
+    if (has_next) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+      convert_p();
+    }
+    __syncthreads();  // V_j and K_{j+1} are consumed by every warpgroup
+    load_v(j + 2);
+    load_k(j + 3, true);
+  }
+
+  Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const int row = get<0>(O_coord(r, 0));
+    if (row0 + row >= p.Sq) continue;
+    Element* orow = o + row * p.o_stride[2];
+#pragma unroll
+    for (int c = 0; c < size<1>(O); c += 2) {
+      const int col = get<1>(O_coord(r, c));
+      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
+                         static_cast<Element>(O(r, c + 1) * inv)};
+      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
+    }
+  }
+}
+
 }  // namespace ts::kernels::attn
