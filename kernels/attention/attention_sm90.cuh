@@ -1,0 +1,546 @@
+// FlashAttention-style forward kernel for sm_90a, written with CuTe's SM90 GMMA atoms.
+//
+// CTA: kBlockM query rows of one (batch, q head), kBlockM / 64 warpgroups, each owning 64 rows
+// (wgmma's M). Loop over key blocks of kBlockN:
+//   S  = Q K_j^T          wgmma, both operands in shared memory (K-major, 128-byte swizzle)
+//   online softmax on S   fp32 in registers: running row max m, row sum l, exp2 with the scale
+//                         folded in, causal / Skv-tail masking only on the blocks that need it
+//   O += P V_j            wgmma with P converted to f16/bf16 in registers (the accumulator's
+//                         fragment is reused as the A operand, no shared-memory round trip) and
+//                         V read MN-major through a transposed view of its K-major tile
+// K and V tiles stream through a kStages-deep ring of shared-memory buffers filled by cp.async
+// (16-byte chunks, zero-filled past Skv); Q is loaded once (zero-filled past Sq).
+//
+// Shared memory (bytes): (kBlockM + 2 * kStages * kBlockN) * D * 2, e.g. D = 128, 128 x 128
+// tiles, 2 stages: 160 KiB, one CTA per SM.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cute/arch/copy_sm80.hpp"
+#include "cute/arch/mma_sm90.hpp"
+#include "cute/atom/mma_atom.hpp"
+#include "cute/tensor.hpp"
+#include "cutlass/numeric_types.h"
+
+namespace ts::kernels::attn {
+
+using namespace cute;
+
+struct AttnParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  std::int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];  // (b, h, s), elements
+  int Hq, group, Sq, Skv;
+  float scale_log2;  // softmax scale * log2(e)
+  bool causal;
+};
+
+template <class Element_, int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_>
+struct AttnTraits {
+  using Element = Element_;
+  static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kWarpGroups = kBlockM / 64;
+  static constexpr int kThreads = kWarpGroups * 128;
+
+  // [rows, D] tiles, D contiguous, 128-byte swizzle (8 x 64-element atoms).
+  using SmemAtom = GMMA::Layout_K_SW128_Atom<Element>;
+  using SmemLayoutQ = decltype(tile_to_shape(SmemAtom{}, Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  using SmemLayoutK = decltype(tile_to_shape(SmemAtom{}, Shape<Int<kBlockN>, Int<kHeadDim>>{}));
+  // V^T as (D, kBlockN): element (d, n) is V's (n, d); D is the contiguous (MN-major) mode.
+  using SmemLayoutVt =
+      decltype(composition(SmemLayoutK{}, make_layout(Shape<Int<kHeadDim>, Int<kBlockN>>{},
+                                                      Stride<Int<kBlockN>, _1>{})));
+
+  using MmaQK = decltype(make_tiled_mma(
+      GMMA::ss_op_selector<Element, Element, float, Shape<_64, Int<kBlockN>, Int<kHeadDim>>>(),
+      Layout<Shape<Int<kWarpGroups>, _1, _1>>{}));
+  using MmaPV = decltype(make_tiled_mma(
+      GMMA::rs_op_selector<Element, Element, float, Shape<_64, Int<kHeadDim>, Int<kBlockN>>,
+                           GMMA::Major::K, GMMA::Major::MN>(),
+      Layout<Shape<Int<kWarpGroups>, _1, _1>>{}));
+
+  static constexpr int kTileQ = kBlockM * kHeadDim, kTileKV = kBlockN * kHeadDim;
+  static constexpr int kSmemBytes = (kTileQ + 2 * kStages * kTileKV) * int(sizeof(Element));
+};
+
+// Accumulator fragment ((2, 2, V), MMA_M, MMA_N) viewed as (rows, cols):
+// rows ((2), MMA_M) = (row r, row r + 8), cols ((2, V), MMA_N) = (col pair, 8-column group).
+template <class Layout>
+__device__ __forceinline__ auto acc_rowcol(Layout l) {
+  return make_layout(make_layout(get<0, 1>(l), get<1>(l)),
+                     make_layout(get<0, 0>(l), get<0, 2>(l), get<2>(l)));
+}
+
+// The same accumulator as the A operand of a 16-bit RS wgmma: ((2, 2, 2), MMA_M, K blocks).
+// A k16 block is two consecutive 8-column groups of the accumulator, in the same per-thread
+// order (2 columns, 2 rows, 2 groups) as wgmma's A register fragment.
+template <class Layout>
+__device__ __forceinline__ auto acc_as_a_operand(Layout l) {
+  auto groups = logical_divide(get<0, 2>(l), Tile<_2>{});  // (2, V / 2)
+  return make_layout(make_layout(get<0, 0>(l), get<0, 1>(l), get<0, 0>(groups)), get<1>(l),
+                     coalesce(make_layout(get<0, 1>(groups), get<2>(l))));
+}
+
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool valid) {
+  const auto s = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const int bytes = valid ? 16 : 0;  // 0: write 16 zero bytes, read nothing
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+// cp.async writes go through the generic proxy; wgmma reads shared memory through the async
+// proxy, so each writer fences before the barrier that publishes the tile.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Loads rows [0, rows_valid) of a [kRows, D] tile (row stride `stride`) into `tile`; rows past
+// rows_valid become zeros (finite, so masked probabilities times them stay 0).
+template <class Traits, int kRows, class SmemTensor>
+__device__ __forceinline__ void load_tile(SmemTensor tile, const typename Traits::Element* g,
+                                          std::int64_t stride, int rows_valid, int tid) {
+  constexpr int kChunksPerRow = Traits::kHeadDim / 8;
+  constexpr int kChunks = kRows * kChunksPerRow;
+  static_assert(kChunks % Traits::kThreads == 0, "every thread copies the same chunk count");
+#pragma unroll
+  for (int i = 0; i < kChunks / Traits::kThreads; ++i) {
+    const int chunk = tid + i * Traits::kThreads;
+    const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
+    const bool valid = row < rows_valid;
+    cp_async_16(&tile(row, col), valid ? g + row * stride + col : g, valid);
+  }
+}
+
+template <class Traits>
+__global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const AttnParams p) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Element* smem_q = reinterpret_cast<Element*>(smem);
+  Element* smem_k = smem_q + Traits::kTileQ;             // kStages K tiles
+  Element* smem_v = smem_k + kStages * Traits::kTileKV;  // kStages V tiles
+
+  const int tid = threadIdx.x;
+  const int m_block = gridDim.x - 1 - blockIdx.x;  // longest causal rows first
+  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
+  const int row0 = m_block * kBlockM;
+
+  const Element* q = static_cast<const Element*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] +
+                     row0 * p.q_stride[2];
+  const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+  const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
+  Element* o =
+      static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
+
+  // Key blocks this query block sees: all of Skv, or up to its last row's diagonal.
+  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
+  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
+
+  Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
+  auto sK = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_k + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sV = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sVt = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutVt{});
+  };
+
+  auto load_kv = [&](int block) {
+    if (block < n_blocks) {
+      const int start = block * kBlockN;
+      load_tile<Traits, kBlockN>(sK(block % kStages), k + start * p.k_stride[2], p.k_stride[2],
+                                 p.Skv - start, tid);
+      cp_async_commit();
+      load_tile<Traits, kBlockN>(sV(block % kStages), v + start * p.v_stride[2], p.v_stride[2],
+                                 p.Skv - start, tid);
+      cp_async_commit();
+    } else {  // keep the group count uniform so the waits below stay static
+      cp_async_commit();
+      cp_async_commit();
+    }
+  };
+
+  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.Sq - row0, tid);
+  cp_async_commit();
+#pragma unroll
+  for (int s = 0; s < kStages; ++s) load_kv(s);
+
+  typename Traits::MmaQK mma_qk;
+  typename Traits::MmaPV mma_pv;
+  auto thr_qk = mma_qk.get_thread_slice(tid);
+  auto thr_pv = mma_pv.get_thread_slice(tid);
+
+  Tensor tSrQ = thr_qk.partition_fragment_A(sQ);
+  Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
+  Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  clear(tOrO);
+
+  Tensor S = make_tensor(tSrS.data(), acc_rowcol(tSrS.layout()));  // (rows, cols) view
+  Tensor O = make_tensor(tOrO.data(), acc_rowcol(tOrO.layout()));
+  Tensor cS = thr_qk.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor S_coord = make_tensor(cS.data(), acc_rowcol(cS.layout()));
+  constexpr int kRows = decltype(size<0>(S))::value;  // 2: rows r and r + 8 of the warp's 16
+  static_assert(kRows == decltype(size<0>(O))::value, "S and O rows coincide");
+
+  float row_max[kRows], row_sum[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    row_max[r] = -INFINITY;
+    row_sum[r] = 0.f;
+  }
+
+  for (int j = 0; j < n_blocks; ++j) {
+    const int stage = j % kStages;
+    cp_async_wait<2 * kStages - 1>();  // Q and K_j have landed (V_j and later may be in flight)
+    fence_async_shared();
+    __syncthreads();
+
+    // S = Q K_j^T
+    Tensor tSrK = thr_qk.partition_fragment_B(sK(stage));
+    warpgroup_fence_operand(tSrS);
+    warpgroup_arrive();
+    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
+      mma_qk.accumulate_ = GMMA::ScaleOut::One;
+    }
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(tSrS);
+
+    // Mask keys past Skv and, causal, past each row's diagonal (only blocks that reach them).
+    const int col0 = j * kBlockN;
+    const bool needs_mask = col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0);
+    if (needs_mask) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int c = 0; c < size<1>(S); ++c) {
+          const int qi = row0 + get<0>(S_coord(r, c)), kj = col0 + get<1>(S_coord(r, c));
+          if (kj >= p.Skv || (p.causal && kj > qi)) S(r, c) = -INFINITY;
+        }
+    }
+
+    // Online softmax: rows are spread over the 4 threads of a quad (lanes 4t..4t+3).
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float mx = row_max[r];
+#pragma unroll
+      for (int c = 0; c < size<1>(S); ++c) mx = fmaxf(mx, S(r, c));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      // A row with every key masked so far keeps max -inf: use 0 so exp2 gives 0, not NaN.
+      const float base = mx == -INFINITY ? 0.f : mx * p.scale_log2;
+      const float correction = exp2f(row_max[r] * p.scale_log2 - base);
+      row_max[r] = mx;
+      float sum = 0.f;
+#pragma unroll
+      for (int c = 0; c < size<1>(S); ++c) {
+        const float e = exp2f(fmaf(S(r, c), p.scale_log2, -base));
+        S(r, c) = e;
+        sum += e;
+      }
+      row_sum[r] = row_sum[r] * correction + sum;  // quad-partial; reduced once at the end
+#pragma unroll
+      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction;
+    }
+
+    // P in 16-bit, laid out as the A operand of the P V wgmma.
+    Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
+    {
+      Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
+#pragma unroll
+      for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
+    }
+
+    cp_async_wait<2 * kStages - 2>();  // V_j has landed
+    fence_async_shared();
+    __syncthreads();
+
+    // O += P V_j
+    Tensor tOrV = thr_pv.partition_fragment_B(sVt(stage));
+    warpgroup_fence_operand(tOrP);
+    warpgroup_fence_operand(tOrO);
+    warpgroup_arrive();
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tOrP); ++kb)
+      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(tOrO);
+
+    __syncthreads();  // every warpgroup is done with this stage's K and V
+    load_kv(j + kStages);
+  }
+
+  // Finish the row sums across the quad, normalize, store rows < Sq.
+  Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const int row = get<0>(O_coord(r, 0));
+    if (row0 + row >= p.Sq) continue;
+    Element* orow = o + row * p.o_stride[2];
+    // Columns come in adjacent pairs (mode (0, 0) of the fragment): one 4-byte store each.
+#pragma unroll
+    for (int c = 0; c < size<1>(O); c += 2) {
+      const int col = get<1>(O_coord(r, c));
+      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
+                         static_cast<Element>(O(r, c + 1) * inv)};
+      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
+    }
+  }
+}
+
+// ---- overlapped variant ----------------------------------------------------------------------
+//
+// Same tiles, but each warpgroup keeps the tensor cores busy while it does softmax: in
+// iteration j it issues S_{j+1} = Q K_{j+1}^T and then O += P_j V_j back to back (wgmma runs
+// them asynchronously, in order), waits only for S_{j+1}, masks it and computes its row max and
+// exponentials while P_j V_j is still running, and only then waits for O and rescales it
+// (FlashAttention-3's intra-warpgroup overlap, without its producer warps). K is therefore needed
+// one block ahead of V; the two-stage rings are refilled as
+//   prologue: {Q, K0} V0 K1 V1 | S_0 | K2        end of iteration j: V_{j+2} K_{j+3}
+// so at the start of iteration j the groups after K_{j+1} are exactly V_{j+1}, K_{j+2}
+// (cp.async.wait_group 2 publishes K_{j+1} and V_j).
+
+// Masks keys past Skv and, causal, past each row's diagonal, in block (row0, col0) of S.
+template <class TensorS, class TensorC>
+__device__ __forceinline__ void mask_block(TensorS& S, const TensorC& S_coord, int row0, int col0,
+                                           int Skv, bool causal) {
+#pragma unroll
+  for (int r = 0; r < size<0>(S); ++r)
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) {
+      const int qi = row0 + get<0>(S_coord(r, c)), kj = col0 + get<1>(S_coord(r, c));
+      if (kj >= Skv || (causal && kj > qi)) S(r, c) = -INFINITY;
+    }
+}
+
+// Online softmax on one block: updates row_max, replaces S by exp2(S * scale_log2 - max) and
+// returns, per row, the factor that rescales the old O and row sum (row_sum is updated here).
+template <int kRows, class TensorS>
+__device__ __forceinline__ void softmax_block(TensorS& S, float (&row_max)[kRows],
+                                              float (&row_sum)[kRows], float (&correction)[kRows],
+                                              float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float mx = row_max[r];
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) mx = fmaxf(mx, S(r, c));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
+    correction[r] = exp2f(row_max[r] * scale_log2 - base);
+    row_max[r] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) {
+      const float e = exp2f(fmaf(S(r, c), scale_log2, -base));
+      S(r, c) = e;
+      sum += e;
+    }
+    row_sum[r] = row_sum[r] * correction[r] + sum;
+  }
+}
+
+template <class Traits>
+__global__ void __launch_bounds__(Traits::kThreads, 1)
+    attention_kernel_overlap(const AttnParams p) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  static_assert(Traits::kStages == 2, "the group arithmetic below assumes two-stage rings");
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Element* smem_q = reinterpret_cast<Element*>(smem);
+  Element* smem_k = smem_q + Traits::kTileQ;
+  Element* smem_v = smem_k + 2 * Traits::kTileKV;
+
+  const int tid = threadIdx.x;
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
+  const int row0 = m_block * kBlockM;
+
+  const Element* q = static_cast<const Element*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] +
+                     row0 * p.q_stride[2];
+  const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+  const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
+  Element* o =
+      static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
+
+  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
+  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
+
+  Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
+  auto sK = [&](int block) {
+    return make_tensor(make_smem_ptr(smem_k + (block % 2) * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sV = [&](int block) {
+    return make_tensor(make_smem_ptr(smem_v + (block % 2) * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sVt = [&](int block) {
+    return make_tensor(make_smem_ptr(smem_v + (block % 2) * Traits::kTileKV),
+                       typename Traits::SmemLayoutVt{});
+  };
+  // One cp.async group per call (empty past the last block, so the counts stay uniform).
+  auto load_k = [&](int block, bool commit) {
+    if (block < n_blocks) {
+      const int start = block * kBlockN;
+      load_tile<Traits, kBlockN>(sK(block), k + start * p.k_stride[2], p.k_stride[2], p.Skv - start,
+                                 tid);
+    }
+    if (commit) cp_async_commit();
+  };
+  auto load_v = [&](int block) {
+    if (block < n_blocks) {
+      const int start = block * kBlockN;
+      load_tile<Traits, kBlockN>(sV(block), v + start * p.v_stride[2], p.v_stride[2], p.Skv - start,
+                                 tid);
+    }
+    cp_async_commit();
+  };
+
+  typename Traits::MmaQK mma_qk;
+  typename Traits::MmaPV mma_pv;
+  auto thr_qk = mma_qk.get_thread_slice(tid);
+  auto thr_pv = mma_pv.get_thread_slice(tid);
+  Tensor tSrQ = thr_qk.partition_fragment_A(sQ);
+  Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
+  Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
+  clear(tOrO);
+  Tensor S = make_tensor(tSrS.data(), acc_rowcol(tSrS.layout()));
+  Tensor O = make_tensor(tOrO.data(), acc_rowcol(tOrO.layout()));
+  Tensor cS = thr_qk.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor S_coord = make_tensor(cS.data(), acc_rowcol(cS.layout()));
+  constexpr int kRows = decltype(size<0>(S))::value;
+
+  float row_max[kRows], row_sum[kRows], correction[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
+
+  auto issue_qk = [&](int block) {
+    Tensor tSrK = thr_qk.partition_fragment_B(sK(block));
+    warpgroup_fence_operand(tSrS);
+    warpgroup_arrive();
+    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
+      mma_qk.accumulate_ = GMMA::ScaleOut::One;
+    }
+    warpgroup_commit_batch();
+  };
+  auto issue_pv = [&](int block) {
+    Tensor tOrV = thr_pv.partition_fragment_B(sVt(block));
+    warpgroup_fence_operand(tOrP);
+    warpgroup_fence_operand(tOrO);
+    warpgroup_arrive();
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tOrP); ++kb)
+      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
+    warpgroup_commit_batch();
+  };
+  auto mask_if_needed = [&](int block) {
+    const int col0 = block * kBlockN;
+    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
+      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
+  };
+  auto convert_p = [&] {
+    Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
+#pragma unroll
+    for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
+  };
+
+  // Prologue: S_0 and P_0.
+  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.Sq - row0, tid);
+  load_k(0, true);  // group {Q, K0}
+  load_v(0);
+  load_k(1, true);
+  load_v(1);
+  cp_async_wait<3>();
+  fence_async_shared();
+  __syncthreads();
+  issue_qk(0);
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(tSrS);
+  mask_if_needed(0);
+  softmax_block(S, row_max, row_sum, correction, p.scale_log2);
+  convert_p();
+  __syncthreads();  // every warpgroup is done with K0's buffer
+  load_k(2, true);
+
+  for (int j = 0; j < n_blocks; ++j) {
+    cp_async_wait<2>();  // K_{j+1} and V_j have landed
+    fence_async_shared();
+    __syncthreads();
+    const bool has_next = j + 1 < n_blocks;
+    if (has_next) issue_qk(j + 1);
+    issue_pv(j);
+    if (has_next) {
+      warpgroup_wait<1>();  // S_{j+1} is ready; P_j V_j may still run
+      warpgroup_fence_operand(tSrS);
+      mask_if_needed(j + 1);
+      softmax_block(S, row_max, row_sum, correction, p.scale_log2);
+    }
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(tOrO);
+    if (has_next) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+      convert_p();
+    }
+    __syncthreads();  // V_j and K_{j+1} are consumed by every warpgroup
+    load_v(j + 2);
+    load_k(j + 3, true);
+  }
+
+  Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const int row = get<0>(O_coord(r, 0));
+    if (row0 + row >= p.Sq) continue;
+    Element* orow = o + row * p.o_stride[2];
+#pragma unroll
+    for (int c = 0; c < size<1>(O); c += 2) {
+      const int col = get<1>(O_coord(r, c));
+      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
+                         static_cast<Element>(O(r, c + 1) * inv)};
+      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
+    }
+  }
+}
+
+}  // namespace ts::kernels::attn

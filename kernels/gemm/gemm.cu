@@ -1,0 +1,114 @@
+// Launcher for the GEMM: validates Args, takes the CUTLASS sm_90a kernels when TMA can read and
+// write the operands, the CUDA-core fallback otherwise.
+#include "gemm/gemm.hpp"
+
+#include "common/dispatch.cuh"
+#include "gemm/gemm_configs.hpp"
+#include "gemm/gemm_fallback.cuh"
+#include "gemm/gemm_sm90.cuh"
+
+namespace ts::kernels {
+namespace {
+
+constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
+
+bool valid(const GemmArgs& g) {
+  if (g.dtype != DType::f16 && g.dtype != DType::bf16) return false;
+  if (g.M < 0 || g.N < 0 || g.K < 0) return false;
+  if (g.M > kMaxInt || g.N > kMaxInt || g.K > kMaxInt) return false;
+  if (g.config < -1 || g.config >= kNumGemmConfigs) return false;
+  const std::int64_t a_row = g.trans_a ? g.M : g.K, b_row = g.trans_b ? g.K : g.N;
+  if (g.lda < a_row || g.ldb < b_row || g.ldd < g.N) return false;
+  return true;
+}
+
+using Sm90Entry = cudaError_t (*)(const GemmArgs&, int, int, cudaStream_t);
+using Sm90Check = bool (*)(const GemmArgs&, int, int);
+
+struct Sm90Pair {
+  Sm90Entry run;
+  Sm90Check ok;
+};
+
+Sm90Pair sm90_entry(const GemmArgs& g) {
+  using namespace sm90;
+  const int layout = (g.trans_a ? 2 : 0) + (g.trans_b ? 1 : 0);
+  static constexpr Sm90Pair f16[4] = {{gemm_sm90_f16_nn, gemm_sm90_f16_nn_ok},
+                                      {gemm_sm90_f16_nt, gemm_sm90_f16_nt_ok},
+                                      {gemm_sm90_f16_tn, gemm_sm90_f16_tn_ok},
+                                      {gemm_sm90_f16_tt, gemm_sm90_f16_tt_ok}};
+  static constexpr Sm90Pair bf16[4] = {{gemm_sm90_bf16_nn, gemm_sm90_bf16_nn_ok},
+                                       {gemm_sm90_bf16_nt, gemm_sm90_bf16_nt_ok},
+                                       {gemm_sm90_bf16_tn, gemm_sm90_bf16_tn_ok},
+                                       {gemm_sm90_bf16_tt, gemm_sm90_bf16_tt_ok}};
+  return g.dtype == DType::f16 ? f16[layout] : bf16[layout];
+}
+
+int sm_count_or_default() {
+  const int sms = current_sm_count();
+  return sms > 0 ? sms : 132;
+}
+
+bool tensor_core_path(const GemmArgs& g, int config, int num_sms) {
+  if (g.K == 0) return false;
+  // TMA: 16-byte aligned base addresses (CUTLASS checks extents and strides, not pointers).
+  if (!is_aligned16(g.a) || !is_aligned16(g.b) || !is_aligned16(g.d)) return false;
+  return sm90_entry(g).ok(g, config, num_sms);
+}
+
+template <class T>
+cudaError_t launch_fallback(const GemmArgs& g, cudaStream_t stream) {
+  const GemmFallbackParams<T> p{static_cast<const T*>(g.a),
+                                static_cast<const T*>(g.b),
+                                static_cast<T*>(g.d),
+                                g.M,
+                                g.N,
+                                g.K,
+                                g.lda,
+                                g.ldb,
+                                g.ldd,
+                                g.trans_a,
+                                g.trans_b};
+  const dim3 grid(static_cast<unsigned>((g.M + kFbTile - 1) / kFbTile),
+                  static_cast<unsigned>((g.N + kFbTile - 1) / kFbTile));
+  gemm_fallback_kernel<T><<<grid, kFbThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+int gemm_num_configs() {
+  return kNumGemmConfigs;
+}
+
+const char* gemm_config_name(int config) {
+  return config >= 0 && config < kNumGemmConfigs ? kGemmConfigs[config].name : "";
+}
+
+int gemm_default_config(std::int64_t M, std::int64_t N, int num_sms) {
+  return pick_gemm_config(M, N, num_sms);
+}
+
+bool gemm_uses_tensor_cores(const GemmArgs& g) {
+  if (!valid(g) || g.M == 0 || g.N == 0) return false;
+  const int sms = sm_count_or_default();
+  return tensor_core_path(g, g.config >= 0 ? g.config : pick_gemm_config(g.M, g.N, sms), sms);
+}
+
+cudaError_t gemm_launch(const GemmArgs& g, cudaStream_t stream) {
+  if (!valid(g)) return cudaErrorInvalidValue;
+  if (g.M == 0 || g.N == 0) return cudaSuccess;
+  if (!g.d || (g.K > 0 && (!g.a || !g.b))) return cudaErrorInvalidValue;
+  const int sms = sm_count_or_default();
+  const int config = g.config >= 0 ? g.config : pick_gemm_config(g.M, g.N, sms);
+  if (tensor_core_path(g, config, sms)) {
+    const cudaError_t err = sm90_entry(g).run(g, config, sms, stream);
+    if (err != cudaSuccess) return err;
+    return cudaGetLastError();
+  }
+  if ((g.N + kFbTile - 1) / kFbTile > 65535) return cudaErrorInvalidValue;
+  if (g.dtype == DType::f16) return launch_fallback<__half>(g, stream);
+  return launch_fallback<__nv_bfloat16>(g, stream);
+}
+
+}  // namespace ts::kernels

@@ -1,0 +1,59 @@
+// Dense matrix product  d[M, N] = op(a)[M, K] @ op(b)[K, N]   (fp32 accumulation)
+//
+// a is stored [M, K] row-major, or [K, M] when trans_a; b is stored [K, N], or [N, K] when
+// trans_b (the default: d = a @ b.T, as nn.Linear stores its weight). d is [M, N] row-major.
+// Leading dims are in elements (the row stride of each stored matrix). a, b and d share one
+// dtype (f16 or bf16). Plain C++ header: safe to include without nvcc.
+//
+//   ts::kernels::GemmArgs g{.a = x, .b = w, .d = y, .M = m, .N = n, .K = k,
+//                           .lda = k, .ldb = k, .ldd = n};          // y = x @ w.T
+//   cudaError_t err = ts::kernels::gemm_launch(g, stream);
+//
+// Kernels: CUTLASS 3 sm_90a (TMA + warp-specialized wgmma) when every pointer is 16-byte
+// aligned and every leading dim and contiguous extent is a multiple of 8 elements (TMA's
+// 16-byte rule); otherwise a plain tiled CUDA-core kernel that is correct for any shape and
+// stride but an order of magnitude slower (gemm_uses_tensor_cores() says which one runs).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "common/dtype.hpp"
+
+namespace ts::kernels {
+
+struct GemmArgs {
+  const void* a = nullptr;  // [M, K] (lda), or [K, M] when trans_a
+  const void* b = nullptr;  // [K, N] (ldb), or [N, K] when trans_b
+  void* d = nullptr;        // [M, N] (ldd); must not alias a or b
+  std::int64_t M = 0, N = 0, K = 0;
+  std::int64_t lda = 0, ldb = 0, ldd = 0;  // elements between consecutive stored rows
+  bool trans_a = false;
+  bool trans_b = true;
+  DType dtype = DType::bf16;  // f16 or bf16
+  int config = -1;  // index into the tensor-core config table (gemm_config_name); -1: heuristic
+};
+
+/// Enqueues the product on `stream`. cudaErrorInvalidValue for malformed args (f32, leading dim
+/// smaller than the stored row, null pointers); never throws, never allocates. M or N == 0 is
+/// a no-op; K == 0 writes zeros.
+cudaError_t gemm_launch(const GemmArgs& args, cudaStream_t stream);
+
+/// Number of tensor-core launch configurations (valid values of GemmArgs::config). A config
+/// only selects among tensor-core kernels; shapes that need the fallback ignore it.
+int gemm_num_configs();
+
+/// Human-readable name of config `config` (tile, cluster, schedule), "" when out of range.
+const char* gemm_config_name(int config);
+
+/// True when `args` runs on the TMA/wgmma kernels, false when it takes the CUDA-core fallback.
+bool gemm_uses_tensor_cores(const GemmArgs& args);
+
+/// The config gemm_launch uses for config == -1 on a device with `num_sms` multiprocessors.
+int gemm_default_config(std::int64_t M, std::int64_t N, int num_sms);
+
+/// fp64 CPU reference over host pointers (same Args); writes d rounded to dtype.
+void gemm_reference(const GemmArgs& args);
+
+}  // namespace ts::kernels

@@ -1,0 +1,146 @@
+// Known-value tests of the GEMM and attention fp64 CPU references (the GPU tests compare the
+// kernels against them) and of the GEMM config heuristic.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "attention/attention.hpp"
+#include "common/host_convert.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/gemm_configs.hpp"
+
+namespace ts::kernels {
+namespace {
+
+std::vector<std::uint8_t> make(DType dtype, const std::vector<double>& values) {
+  std::vector<std::uint8_t> buf(values.size() * dtype_size(dtype));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    store_element(buf.data(), dtype, static_cast<std::int64_t>(i), values[i]);
+  return buf;
+}
+
+double at(const std::vector<std::uint8_t>& buf, DType dtype, std::int64_t i) {
+  return load_element(buf.data(), dtype, i);
+}
+
+class Mm16 : public ::testing::TestWithParam<DType> {};
+INSTANTIATE_TEST_SUITE_P(All, Mm16, ::testing::Values(DType::f16, DType::bf16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// a = [[1, 2, 3], [4, 5, 6]] (M = 2, K = 3), b = [[1, 0], [0, 1], [1, 1]] (K = 3, N = 2):
+// a @ b = [[4, 5], [10, 11]].
+TEST_P(Mm16, GemmKnownValuesInAllFourLayouts) {
+  const DType dt = GetParam();
+  const std::vector<double> a_rm = {1, 2, 3, 4, 5, 6}, a_cm = {1, 4, 2, 5, 3, 6};
+  const std::vector<double> b_kn = {1, 0, 0, 1, 1, 1}, b_nk = {1, 0, 1, 0, 1, 1};
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      auto a = make(dt, ta ? a_cm : a_rm);
+      auto b = make(dt, tb ? b_nk : b_kn);
+      auto d = make(dt, {-1, -1, 77, -1, -1, 77});  // ldd = 3: one pad element per row
+      GemmArgs g;
+      g.a = a.data(), g.b = b.data(), g.d = d.data(), g.M = 2, g.N = 2, g.K = 3;
+      g.lda = ta ? 2 : 3, g.ldb = tb ? 3 : 2, g.ldd = 3, g.trans_a = ta, g.trans_b = tb;
+      g.dtype = dt;
+      gemm_reference(g);
+      EXPECT_EQ(at(d, dt, 0), 4) << ta << tb;
+      EXPECT_EQ(at(d, dt, 1), 5) << ta << tb;
+      EXPECT_EQ(at(d, dt, 2), 77) << "padding untouched";
+      EXPECT_EQ(at(d, dt, 3), 10) << ta << tb;
+      EXPECT_EQ(at(d, dt, 4), 11) << ta << tb;
+    }
+  }
+}
+
+TEST(GemmReference, KZeroWritesZerosAndRoundsOutput) {
+  auto d = make(DType::bf16, {5, 5});
+  GemmArgs g;
+  g.a = g.b = d.data(), g.d = d.data(), g.M = 1, g.N = 2, g.K = 0, g.lda = 0, g.ldb = 0, g.ldd = 2;
+  gemm_reference(g);
+  EXPECT_EQ(at(d, DType::bf16, 0), 0);
+  EXPECT_EQ(at(d, DType::bf16, 1), 0);
+  // 1 + 2^-9 in bf16 inputs is 1; the product 3 * (1/3) rounds like the kernels round fp32.
+  auto a = make(DType::bf16, {3}), b = make(DType::bf16, {1.0 / 3.0}), o = make(DType::bf16, {0});
+  GemmArgs h;
+  h.a = a.data(), h.b = b.data(), h.d = o.data(), h.M = h.N = h.K = 1, h.lda = h.ldb = h.ldd = 1;
+  gemm_reference(h);
+  EXPECT_EQ(
+      at(o, DType::bf16, 0),
+      bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(3.0 * at(b, DType::bf16, 0)))));
+}
+
+TEST(GemmConfigs, HeuristicUsesBigTilesOnlyWhenTheyFillTheDevice) {
+  EXPECT_EQ(pick_gemm_config(4096, 4096, 132), 0);  // 512 tiles of 128 x 256
+  EXPECT_EQ(pick_gemm_config(8192, 28672, 132), 0);
+  EXPECT_EQ(pick_gemm_config(2048, 2048, 132), 1);  // 128 big tiles < 2 waves; 256 medium
+  EXPECT_EQ(pick_gemm_config(1024, 1024, 132), 2);  // 64 medium tiles < 132 SMs
+  EXPECT_EQ(pick_gemm_config(16, 6144, 132), 2);
+  EXPECT_EQ(pick_gemm_config(1, 1, 0), 2);  // unknown SM count: assumes 132
+  for (const GemmConfig& c : kGemmConfigs) {
+    EXPECT_EQ(c.tile_k * 2 % 128, 0) << c.name;  // K tile: whole 128-byte swizzle rows
+    EXPECT_TRUE(!c.cooperative || c.tile_m >= 128) << c.name;
+  }
+}
+
+// Attention helper: contiguous [B, H, S, D] strides.
+void strides(std::int64_t H, std::int64_t S, std::int64_t D, std::int64_t out[4]) {
+  out[0] = H * S * D, out[1] = S * D, out[2] = D, out[3] = 1;
+}
+
+TEST_P(Mm16, AttentionWithEqualScoresAveragesValuesAndCausalFirstRowCopiesV0) {
+  const DType dt = GetParam();
+  const std::int64_t S = 3, D = 64;
+  std::vector<double> qv(S * D, 0.0), kv(S * D, 0.0), vv(S * D);
+  for (std::int64_t j = 0; j < S; ++j)
+    for (std::int64_t d = 0; d < D; ++d)
+      vv[j * D + d] = static_cast<double>(j + 1) * (d % 2 ? -1 : 1);
+  auto q = make(dt, qv), k = make(dt, kv), v = make(dt, vv),
+       o = make(dt, std::vector<double>(S * D, 9));
+  for (bool causal : {false, true}) {
+    AttentionArgs a;
+    a.q = q.data(), a.k = k.data(), a.v = v.data(), a.o = o.data();
+    a.B = 1, a.Hq = 1, a.Hkv = 1, a.Sq = S, a.Skv = S, a.D = D, a.is_causal = causal, a.dtype = dt;
+    strides(1, S, D, a.q_strides), strides(1, S, D, a.k_strides), strides(1, S, D, a.v_strides);
+    strides(1, S, D, a.o_strides);
+    attention_reference(a);
+    for (std::int64_t i = 0; i < S; ++i) {
+      // zero scores: uniform weights over the visible keys 0..(causal ? i : S - 1)
+      const std::int64_t n = causal ? i + 1 : S;
+      const double mean = static_cast<double>(n + 1) / 2.0;
+      EXPECT_NEAR(at(o, dt, i * D), mean, 1e-2) << causal << " row " << i;
+      EXPECT_NEAR(at(o, dt, i * D + 1), -mean, 1e-2) << causal << " row " << i;
+    }
+  }
+}
+
+TEST(AttentionReference, ScaleSharpensAndGroupedHeadsShareKv) {
+  // Two q heads share one kv head. Keys e0 and e1 (D = 64); q head 0 points at e0, head 1 at e1,
+  // so with a large scale each head copies "its" value row.
+  const DType dt = DType::f16;
+  const std::int64_t D = 64, Skv = 2;
+  std::vector<double> qv(2 * D, 0.0), kv(Skv * D, 0.0), vv(Skv * D, 0.0);
+  qv[0] = 1, qv[D + 1] = 1;  // head 0 . e0 = 1, head 1 . e1 = 1
+  kv[0] = 1, kv[D + 1] = 1;
+  for (std::int64_t d = 0; d < D; ++d) vv[d] = 1, vv[D + d] = -1;
+  auto q = make(dt, qv), k = make(dt, kv), v = make(dt, vv),
+       o = make(dt, std::vector<double>(2 * D));
+  AttentionArgs a;
+  a.q = q.data(), a.k = k.data(), a.v = v.data(), a.o = o.data();
+  a.B = 1, a.Hq = 2, a.Hkv = 1, a.Sq = 1, a.Skv = Skv, a.D = D, a.scale = 20.f, a.dtype = dt;
+  strides(2, 1, D, a.q_strides), strides(2, 1, D, a.o_strides);
+  strides(1, Skv, D, a.k_strides), strides(1, Skv, D, a.v_strides);
+  attention_reference(a);
+  const double w = 1.0 / (1.0 + std::exp(-20.0));  // softmax weight of the matching key
+  EXPECT_NEAR(at(o, dt, 0), w - (1 - w), 1e-3);
+  EXPECT_NEAR(at(o, dt, D), -(w - (1 - w)), 1e-3);
+  // scale == 0 means 1 / sqrt(D): weights e^(1/8) : 1
+  a.scale = 0.f;
+  attention_reference(a);
+  const double w8 = 1.0 / (1.0 + std::exp(-1.0 / 8.0));
+  EXPECT_NEAR(at(o, dt, 0), 2 * w8 - 1, 2e-3);
+}
+
+}  // namespace
+}  // namespace ts::kernels
