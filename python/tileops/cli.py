@@ -7,19 +7,41 @@ import sys
 
 import _tscore
 
-from . import manifest, registry
+from . import _kernels, manifest, registry
+
+
+def kernel_problems(entries: list[dict], built: dict[str, str] | None) -> list[str]:
+    """Registered kernels missing from a built _tskernels (a build that silently dropped one),
+    and kernels serving another op than the one registering them. None: _tskernels not built."""
+    if built is None:
+        return []
+    problems = []
+    for e in entries:
+        for k in e["kernels"]:
+            if k not in built:
+                problems.append(f"{e['name']}: kernel '{k}' is registered but not built into "
+                                f"_tskernels (built: {', '.join(sorted(built)) or 'none'})")
+            elif built[k] != e["name"]:
+                problems.append(f"{e['name']}: kernel '{k}' serves {built[k]} in _tskernels")
+    return problems
 
 
 def _cmd_validate(args) -> int:
     path = args.specs or str(manifest.specs_dir())
-    report = _tscore.validate_manifest(path, registry.entries(), args.profile)
-    for problem in report["problems"]:
+    registry.load_builtin_ops()
+    entries = registry.entries()
+    report = _tscore.validate_manifest(path, entries, args.profile)
+    problems = list(report["problems"])
+    problems += kernel_problems(entries, _kernels.built_kernels() if _kernels.available() else None)
+    for problem in problems:
         print(problem, file=sys.stderr)
-    if report["problems"]:
-        print(f"tileops validate: {len(report['problems'])} problem(s) in {path}", file=sys.stderr)
+    if problems:
+        print(f"tileops validate: {len(problems)} problem(s) in {path}", file=sys.stderr)
         return 1
+    cuda = (f"{len(_kernels.built_kernels())} CUDA kernels built" if _kernels.available()
+            else "CUDA kernels not built here")
     print(f"tileops validate: {report['ops']} ops, {report['workload_cases']} workload cases, "
-          f"registry of {len(registry.entries())} implementations: all consistent ({path})")
+          f"registry of {len(entries)} implementations: all consistent; {cuda} ({path})")
     return 0
 
 

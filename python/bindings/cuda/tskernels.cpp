@@ -64,8 +64,8 @@ DType dtype_of(int code) {
 void check(cudaError_t err, const char* op, const char* launcher) {
   if (err == cudaSuccess) return;
   const std::string message = std::string(op) + ": " + launcher +
-                              " failed: " + cudaGetErrorString(err) + " (" +
-                              cudaGetErrorName(err) + ")";
+                              " failed: " + cudaGetErrorString(err) + " (" + cudaGetErrorName(err) +
+                              ")";
   PyErr_SetString(launch_error, message.c_str());
   throw nb::python_error();
 }
@@ -79,16 +79,16 @@ struct KernelInfo {
 
 const std::vector<KernelInfo>& kernel_table() {
   static const std::vector<KernelInfo> table = {
-      {"rms_norm", "RMSNormFwdOp", ts::kernels::rms_norm_num_configs},
-      {"layer_norm", "LayerNormFwdOp", ts::kernels::layer_norm_num_configs},
-      {"softmax", "SoftmaxFwdOp", ts::kernels::softmax_num_configs},
-      {"silu_and_mul", "SiluAndMulFwdOp", ts::kernels::silu_and_mul_num_configs},
-      {"rope_neox", "RoPENeoXFwdOp", ts::kernels::rope_num_configs},
+    {"rms_norm", "RMSNormFwdOp", ts::kernels::rms_norm_num_configs},
+    {"layer_norm", "LayerNormFwdOp", ts::kernels::layer_norm_num_configs},
+    {"softmax", "SoftmaxFwdOp", ts::kernels::softmax_num_configs},
+    {"silu_and_mul", "SiluAndMulFwdOp", ts::kernels::silu_and_mul_num_configs},
+    {"rope_neox", "RoPENeoXFwdOp", ts::kernels::rope_num_configs},
 #if TS_HAVE_GEMM
-      {"gemm", "GEMMFwdOp", ts::kernels::gemm_num_configs},
+    {"gemm", "GEMMFwdOp", ts::kernels::gemm_num_configs},
 #endif
 #if TS_HAVE_ATTENTION
-      {"attention", "MultiHeadAttentionFwdOp", ts::kernels::attention_num_configs},
+    {"attention", "MultiHeadAttentionFwdOp", ts::kernels::attention_num_configs},
 #endif
   };
   return table;
@@ -97,9 +97,9 @@ const std::vector<KernelInfo>& kernel_table() {
 #if TS_HAVE_ATTENTION
 void copy4(const std::vector<std::int64_t>& from, std::int64_t (&to)[4], const char* what) {
   if (from.size() != 4) {
-    PyErr_SetString(PyExc_ValueError,
-                    (std::string(what) + ": expected 4 strides, got " + std::to_string(from.size()))
-                        .c_str());
+    PyErr_SetString(
+        PyExc_ValueError,
+        (std::string(what) + ": expected 4 strides, got " + std::to_string(from.size())).c_str());
     throw nb::python_error();
   }
   for (int i = 0; i < 4; ++i) to[i] = from[static_cast<size_t>(i)];
@@ -138,9 +138,9 @@ NB_MODULE(_tskernels, m) {
 
   m.def(
       "rms_norm",
-      [](std::uintptr_t x, std::uintptr_t y, std::uintptr_t w, std::int64_t rows,
-         std::int64_t cols, std::int64_t x_stride, std::int64_t y_stride, float eps, int dtype,
-         int config, std::uintptr_t stream) {
+      [](std::uintptr_t x, std::uintptr_t y, std::uintptr_t w, std::int64_t rows, std::int64_t cols,
+         std::int64_t x_stride, std::int64_t y_stride, float eps, int dtype, int config,
+         std::uintptr_t stream) {
         ts::kernels::RmsNormArgs a;
         a.x = ptr(x);
         a.y = ptr(y);
@@ -197,8 +197,7 @@ NB_MODULE(_tskernels, m) {
         a.y_row_stride = y_stride;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::softmax_launch(a, stream_of(stream)), "SoftmaxFwdOp",
-              "softmax_launch");
+        check(ts::kernels::softmax_launch(a, stream_of(stream)), "SoftmaxFwdOp", "softmax_launch");
       },
       nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("x_row_stride"),
       nb::arg("y_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
@@ -255,11 +254,11 @@ NB_MODULE(_tskernels, m) {
         a.config = config;
         check(ts::kernels::rope_launch(a, stream_of(stream)), "RoPENeoXFwdOp", "rope_launch");
       },
-      nb::arg("positions"), nb::arg("q"), nb::arg("k"), nb::arg("cos_sin_cache"),
-      nb::arg("tokens"), nb::arg("q_heads"), nb::arg("k_heads"), nb::arg("head_dim"),
-      nb::arg("rotary_dim"), nb::arg("q_token_stride"), nb::arg("q_head_stride"),
-      nb::arg("k_token_stride"), nb::arg("k_head_stride"), nb::arg("max_position"),
-      nb::arg("cache_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
+      nb::arg("positions"), nb::arg("q"), nb::arg("k"), nb::arg("cos_sin_cache"), nb::arg("tokens"),
+      nb::arg("q_heads"), nb::arg("k_heads"), nb::arg("head_dim"), nb::arg("rotary_dim"),
+      nb::arg("q_token_stride"), nb::arg("q_head_stride"), nb::arg("k_token_stride"),
+      nb::arg("k_head_stride"), nb::arg("max_position"), nb::arg("cache_row_stride"),
+      nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
 
 #if TS_HAVE_GEMM
   // Row-major storage with leading dims in elements; a is [M, K] ([K, M] when trans_a), b is
