@@ -77,18 +77,18 @@ def _canonical_default(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def entry(cls: type) -> dict:
+    """One class in the form the C++ validator takes."""
+    params = [(p, "" if d is _REQUIRED else _canonical_default(d)) for p, d in cls.params.items()]
+    return {
+        "name": cls.__name__,
+        "inputs": list(cls.inputs),
+        "outputs": list(cls.outputs),
+        "params": params,
+        "kernels": list(cls.kernels),
+    }
+
+
 def entries() -> list[dict]:
     """The registry in the form the C++ validator takes."""
-    out = []
-    for name, cls in sorted(_REGISTRY.items()):
-        params = [(p, "" if d is _REQUIRED else _canonical_default(d)) for p, d in cls.params.items()]
-        out.append(
-            {
-                "name": name,
-                "inputs": list(cls.inputs),
-                "outputs": list(cls.outputs),
-                "params": params,
-                "kernels": list(cls.kernels),
-            }
-        )
-    return out
+    return [entry(cls) for _, cls in sorted(_REGISTRY.items())]

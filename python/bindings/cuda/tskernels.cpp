@@ -110,6 +110,7 @@ void copy4(const std::vector<std::int64_t>& from, std::int64_t (&to)[4], const c
 
 NB_MODULE(_tskernels, m) {
   m.doc() = "CUDA launchers of the TileOPs kernels (pointers, sizes, strides, stream; no libtorch)";
+  nb::set_leak_warnings(false);  // functions stay referenced by tileops op instances at exit
   launch_error = PyErr_NewException("_tskernels.LaunchError", PyExc_RuntimeError, nullptr);
   m.attr("LaunchError") = nb::handle(launch_error);
 
