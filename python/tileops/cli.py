@@ -74,6 +74,12 @@ def _cmd_show(args) -> int:
     return 0
 
 
+def _cmd_bench(args) -> int:
+    from . import bench  # imports torch
+
+    return bench.run(args)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="tileops", description=__doc__)
     parser.add_argument("--specs", help="spec folder or file (default: the packaged manifest)")
@@ -83,8 +89,18 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="one line per op")
     show = sub.add_parser("show", help="signature and per-workload roofline of one op")
     show.add_argument("op")
+    bench = sub.add_parser("bench", help="time every workload row against the strongest baseline")
+    bench.add_argument("--op", help="one op (default: every implemented op)")
+    bench.add_argument("--dtype", help="only the dtype cases holding this dtype, e.g. bfloat16")
+    bench.add_argument("--label", help="only the workload row with this label")
+    bench.add_argument("--runs", type=int, default=50, help="timed runs per implementation (>= 50)")
+    bench.add_argument("--quick", action="store_true", help="the first row of each op only")
+    bench.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
+    bench.add_argument("--json", help="write the report as JSON here")
+    bench.add_argument("--plot", help="write a roofline plot here (.png, or .svg without matplotlib)")
     args = parser.parse_args(argv)
-    return {"validate": _cmd_validate, "list": _cmd_list, "show": _cmd_show}[args.command](args)
+    return {"validate": _cmd_validate, "list": _cmd_list, "show": _cmd_show,
+            "bench": _cmd_bench}[args.command](args)
 
 
 if __name__ == "__main__":
