@@ -28,7 +28,11 @@ def kernel_problems(entries: list[dict], built: dict[str, str] | None) -> list[s
 
 def _cmd_validate(args) -> int:
     path = args.specs or str(manifest.specs_dir())
-    registry.load_builtin_ops()
+    try:
+        registry.load_builtin_ops()
+    except ImportError as e:  # the op classes need torch
+        print(f"tileops validate: cannot load the op classes ({e}); install torch", file=sys.stderr)
+        return 1
     entries = registry.entries()
     report = _tscore.validate_manifest(path, entries, args.profile)
     problems = list(report["problems"])
