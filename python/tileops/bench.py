@@ -146,7 +146,10 @@ def bench_op(op_name: str, timer: _Timer, profile: str, with_compile: bool, dtyp
             for name, fn in baselines.items():
                 if name in row["impls"]:
                     continue
-                row["impls"][name] = timer(fn)
+                try:
+                    row["impls"][name] = timer(fn)
+                except Exception as e:
+                    row["impls"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
         _summarize(row)

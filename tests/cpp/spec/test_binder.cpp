@@ -237,4 +237,51 @@ TEST(Manifest, ProjectSpecsLoadAndBindEveryWorkload) {
   EXPECT_GT(cases, 40u);
 }
 
+TEST(Instantiate, InputsFromVariableValues) {
+  // GEMM with trans_b = false: b is stored [K, N].
+  auto g = instantiate_call(op("GEMMFwdOp"), {.dims = {{"M", 3}, {"N", 5}, {"K", 7}},
+                                              .dtypes = {{"T", DType::bfloat16}},
+                                              .params = {{"trans_b", false}}});
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->input_shapes, (std::vector<std::vector<int64_t>>{{3, 7}, {7, 5}}));
+  EXPECT_EQ(g->bound.outputs[0].shape, (std::vector<int64_t>{3, 5}));
+  // Dims lists and absent optional inputs.
+  auto ln = instantiate_call(
+      op("LayerNormFwdOp"),
+      {.dim_lists = {{"B", {2, 3}}}, .dtypes = {{"T", DType::float16}}, .absent = {"bias"}});
+  ASSERT_FALSE(ln);  // N is not given
+  EXPECT_EQ(ln.error().message, "LayerNormFwdOp: values (B=[2, 3]): input x: N is not given");
+  ln = instantiate_call(op("LayerNormFwdOp"), {.dims = {{"N", 9}},
+                                               .dim_lists = {{"B", {2, 3}}},
+                                               .dtypes = {{"T", DType::float16}},
+                                               .absent = {"bias"}});
+  ASSERT_TRUE(ln) << ln.error().message;
+  EXPECT_EQ(ln->input_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 9}, {9}, {}}));
+  EXPECT_EQ(ln->input_present, (std::vector<uint8_t>{1, 1, 0}));
+}
+
+TEST(Instantiate, ViolationsCarryTheBindersMessage) {
+  auto a =
+      instantiate_call(op("MultiHeadAttentionFwdOp"),
+                       {.dims = {{"B", 1}, {"Hq", 2}, {"Hkv", 1}, {"Sq", 4}, {"Skv", 4}, {"D", 96}},
+                        .dtypes = {{"T", DType::float16}}});
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, ts::Errc::bind);
+  EXPECT_NE(a.error().message.find("head dims 64, 128 and 256 are supported"), std::string::npos)
+      << a.error().message;
+  auto unknown = instantiate_call(op("SoftmaxFwdOp"), {.dims = {{"M", 3}}});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "SoftmaxFwdOp: no Dim variable 'M' (Dim: N)");
+  auto no_dtype =
+      instantiate_call(op("SoftmaxFwdOp"), {.dims = {{"N", 3}}, .dim_lists = {{"B", {2}}}});
+  ASSERT_FALSE(no_dtype);
+  EXPECT_EQ(no_dtype.error().message, "SoftmaxFwdOp: DType variable 'T' is not given");
+  auto not_optional = instantiate_call(op("SoftmaxFwdOp"), {.dims = {{"N", 3}},
+                                                            .dim_lists = {{"B", {2}}},
+                                                            .dtypes = {{"T", DType::float32}},
+                                                            .absent = {"x"}});
+  ASSERT_FALSE(not_optional);
+  EXPECT_EQ(not_optional.error().message, "SoftmaxFwdOp: 'x' is not an optional input");
+}
+
 }  // namespace
