@@ -12,6 +12,18 @@ from .op import KERNEL_DTYPE_CODES, Op
 from .registry import register
 
 
+def _leading_dim(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """(t, row stride) of a stored matrix whose last dim is contiguous (the spec's `rows` layout).
+    A single row's stride is meaningless (use the row length); broadcast rows (stride below the
+    row length, which the launcher refuses) are copied."""
+    rows, cols = t.shape
+    if rows <= 1:
+        return t, max(cols, 1)
+    if t.stride(0) < cols:
+        t = t.contiguous()
+    return t, t.stride(0)
+
+
 @register(kernels=["gemm"])
 class GEMMFwdOp(Op):
     """d = op(a) @ op(b), fp32 accumulation. a is [M, K] ([K, M] when trans_a); b is [N, K] by
@@ -36,7 +48,8 @@ class GEMMFwdOp(Op):
         if k == 0:
             d.zero_()  # an empty sum
             return
-        self._launcher(a.data_ptr(), b.data_ptr(), d.data_ptr(), m, n, k, a.stride(0),
-                       b.stride(0), n, bool(self.param_values["trans_a"]),
+        a, lda = _leading_dim(a)
+        b, ldb = _leading_dim(b)
+        self._launcher(a.data_ptr(), b.data_ptr(), d.data_ptr(), m, n, k, lda, ldb, n, bool(self.param_values["trans_a"]),
                        bool(self.param_values["trans_b"]), KERNEL_DTYPE_CODES[a.dtype], config,
                        stream)

@@ -10,9 +10,10 @@ from .registry import register
 
 def row_view(x: torch.Tensor) -> tuple[torch.Tensor, int, int]:
     """(x, rows, row stride) for a kernel over rows of x's last dim. Leading dims that cannot be
-    collapsed into one row stride (a rare permuted view) are made contiguous first."""
+    collapsed into one row stride (a rare permuted view) and broadcast rows (stride 0, which the
+    launchers refuse) are made contiguous first: the one copy in the launch path."""
     r = rows_of(x)
-    if r is None:
+    if r is None or (r[0] > 1 and r[1] < x.shape[-1]):  # uncollapsible, or broadcast rows
         x = x.contiguous()
         r = rows_of(x)
     return x, r[0], r[1]
