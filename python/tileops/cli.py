@@ -100,6 +100,7 @@ def main(argv=None) -> int:
     bench.add_argument("--runs", type=int, default=50, help="timed runs per implementation (>= 50)")
     bench.add_argument("--quick", action="store_true", help="the first row of each op only")
     bench.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
+    bench.add_argument("--tune", action="store_true", help="request_tune() each op (tuned configs)")
     bench.add_argument("--json", help="write the report as JSON here")
     bench.add_argument("--plot", help="write a roofline plot here (.png, or .svg without matplotlib)")
     args = parser.parse_args(argv)
