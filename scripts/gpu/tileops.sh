@@ -12,7 +12,11 @@
 #          per dtype and layout, awkward sizes, tuned configs and their on-disk cache, CUDA-graph
 #          capture and replay, torch.compile(fullgraph=True)) and an end-to-end `tileops bench`;
 #          then the CPU-level tests and `tileops validate` against this build.
-#   bench  `tileops bench` over every implemented op, workload row and dtype.
+#   bench  `tileops bench` over every implemented op, workload row and dtype (extra arguments
+#          from $TILEOPS_BENCH_ARGS, e.g. "--tune" or "--op GEMMFwdOp").
+#
+# `all` may not fit one 10-minute call (the CUTLASS kernels compile in build): run build, test and
+# bench as three calls on the same warm machine (build/ is kept between calls).
 #
 # Into $OUT (at most 8 files): env.txt, build.log, pytest.log, validate.log, bench.log,
 # bench.json, roofline.png (or .svg).
@@ -91,8 +95,9 @@ do_test() {
 }
 
 do_bench() {
+  # shellcheck disable=SC2086
   python3 -m tileops.cli bench --json "$out/bench.json" --plot "$out/roofline.png" \
-    > "$out/bench.log" 2>&1
+    ${TILEOPS_BENCH_ARGS:-} > "$out/bench.log" 2>&1
   local rc=$?
   cat "$out/bench.log"
   echo "tileops bench exit=$rc"
