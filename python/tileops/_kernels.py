@@ -3,11 +3,16 @@
 `_tskernels` is built only where nvcc was found at build time (TS_BUILD_CUDA), and GEMM and
 attention only once their launchers are part of the build. Everything else in tileops (specs,
 binding, fake shape inference, references) works without it.
+
+The reference backend (`use_reference_backend()`, for tests on machines without a GPU) swaps in
+`_tskernels_ref`: the same functions over the kernels' fp64 CPU references, on CPU tensors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
 
 
 class KernelsNotBuilt(RuntimeError):
@@ -15,12 +20,37 @@ class KernelsNotBuilt(RuntimeError):
 
 
 @functools.lru_cache(maxsize=None)
-def _module():
+def _import(name: str):
     try:
-        import _tskernels
+        return importlib.import_module(name)
     except ImportError as e:  # built without nvcc, or a broken install
         return e
-    return _tskernels
+
+
+_reference = False
+
+
+def _module():
+    return _import("_tskernels_ref" if _reference else "_tskernels")
+
+
+def reference_backend() -> bool:
+    """True while the op layer runs on the CPU references (tensors on the CPU, no streams)."""
+    return _reference
+
+
+@contextlib.contextmanager
+def use_reference_backend():
+    """Runs ops on `_tskernels_ref` (CPU tensors) inside the block; KernelsNotBuilt when absent."""
+    global _reference
+    m = _import("_tskernels_ref")
+    if isinstance(m, ImportError):
+        raise KernelsNotBuilt(f"the reference kernels are not built (_tskernels_ref: {m})")
+    previous, _reference = _reference, True
+    try:
+        yield m
+    finally:
+        _reference = previous
 
 
 def available() -> bool:

@@ -172,6 +172,7 @@ class Op:
         self._tune = False
         self._chosen: dict[str, int] = {}
         self._launcher = None
+        self._launcher_is_reference = False
         self.key = f"{cls.__name__}#{next(_COUNTER)}"
         _INSTANCES[self.key] = self
         self._torch_op = _custom_op_for(cls, self.spec)
@@ -208,7 +209,7 @@ class Op:
         return f"{type(self).__name__}|{';'.join(parts)}|{ps}"
 
     def _config_for(self, call, tensors, outs, stream, device) -> int:
-        if not self._tune:
+        if not self._tune or _kernels.reference_backend():
             return -1
         key = self.tune_key(tensors)
         cfg = self._chosen.get(key)
@@ -295,10 +296,14 @@ class Op:
 
     def _device_of(self, tensors) -> torch.device:
         device = first = None
+        reference = _kernels.reference_backend()
         for name, t in zip(self.inputs, tensors):
             if t is None:
                 continue
-            if t.device.type != "cuda":
+            if reference and t.device.type != "cpu":
+                raise ValueError(f"{type(self).__name__}: {name} is on {t.device}; the reference "
+                                 "backend takes CPU tensors")
+            if not reference and t.device.type != "cuda":
                 raise ValueError(f"{type(self).__name__}: {name} is on {t.device}; TileOPs kernels "
                                  "take CUDA tensors")
             if device is None:
@@ -310,12 +315,16 @@ class Op:
 
     def _eager(self, tensors):
         call = self.bind(tensors)
-        if self._launcher is None:
+        reference = _kernels.reference_backend()
+        if self._launcher is None or self._launcher_is_reference != reference:
             self._launcher = _kernels.launcher(type(self).__name__, self.kernel)
+            self._launcher_is_reference = reference
         device = self._device_of(tensors)
         outs = [torch.empty(shape, dtype=TORCH_DTYPES[dt], device=device)
                 for dt, shape in call.outputs]
-        if device.index is not None and device.index != torch.cuda.current_device():
+        if reference:
+            self._launch(call, tensors, outs, -1, 0)
+        elif device.index is not None and device.index != torch.cuda.current_device():
             with torch.cuda.device(device):
                 self._launch_on_current_stream(call, tensors, outs, device)
         else:

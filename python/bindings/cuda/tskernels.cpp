@@ -12,6 +12,10 @@
 //
 // Nothing here allocates device memory or synchronizes, so a call can be captured in a CUDA graph.
 // Linked against the static CUDA runtime: this module needs no libcudart.so of its own.
+//
+// Compiled a second time with TS_KERNELS_REFERENCE=1 as `_tskernels_ref`: the same functions over
+// the kernels' fp64 CPU references (<op>_reference, host pointers, the stream ignored), so the op
+// layer's whole launch path (pointers, strides, dtype codes, params) is tested on a CPU machine.
 #include <cuda_runtime_api.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -31,6 +35,21 @@
 #endif
 #if TS_HAVE_ATTENTION
 #include "attention/attention.hpp"
+#endif
+
+#ifndef TS_KERNELS_REFERENCE
+#define TS_KERNELS_REFERENCE 0
+#endif
+#if TS_KERNELS_REFERENCE
+#define TS_KERNELS_MODULE _tskernels_ref
+// The references validate nothing: the op layer only passes calls the spec accepted.
+#define TS_RUN(kernel, args, stream) \
+  ((void)(stream), ts::kernels::kernel##_reference(args), cudaSuccess)
+#define TS_NUM_CONFIGS(kernel) (+[] { return 1; })  // one way to compute a reference
+#else
+#define TS_NUM_CONFIGS(kernel) ts::kernels::kernel##_num_configs
+#define TS_KERNELS_MODULE _tskernels
+#define TS_RUN(kernel, args, stream) ts::kernels::kernel##_launch(args, stream)
 #endif
 
 namespace nb = nanobind;
@@ -79,16 +98,16 @@ struct KernelInfo {
 
 const std::vector<KernelInfo>& kernel_table() {
   static const std::vector<KernelInfo> table = {
-    {"rms_norm", "RMSNormFwdOp", ts::kernels::rms_norm_num_configs},
-    {"layer_norm", "LayerNormFwdOp", ts::kernels::layer_norm_num_configs},
-    {"softmax", "SoftmaxFwdOp", ts::kernels::softmax_num_configs},
-    {"silu_and_mul", "SiluAndMulFwdOp", ts::kernels::silu_and_mul_num_configs},
-    {"rope_neox", "RoPENeoXFwdOp", ts::kernels::rope_num_configs},
+    {"rms_norm", "RMSNormFwdOp", TS_NUM_CONFIGS(rms_norm)},
+    {"layer_norm", "LayerNormFwdOp", TS_NUM_CONFIGS(layer_norm)},
+    {"softmax", "SoftmaxFwdOp", TS_NUM_CONFIGS(softmax)},
+    {"silu_and_mul", "SiluAndMulFwdOp", TS_NUM_CONFIGS(silu_and_mul)},
+    {"rope_neox", "RoPENeoXFwdOp", TS_NUM_CONFIGS(rope)},
 #if TS_HAVE_GEMM
-    {"gemm", "GEMMFwdOp", ts::kernels::gemm_num_configs},
+    {"gemm", "GEMMFwdOp", TS_NUM_CONFIGS(gemm)},
 #endif
 #if TS_HAVE_ATTENTION
-    {"attention", "MultiHeadAttentionFwdOp", ts::kernels::attention_num_configs},
+    {"attention", "MultiHeadAttentionFwdOp", TS_NUM_CONFIGS(attention)},
 #endif
   };
   return table;
@@ -108,7 +127,7 @@ void copy4(const std::vector<std::int64_t>& from, std::int64_t (&to)[4], const c
 
 }  // namespace
 
-NB_MODULE(_tskernels, m) {
+NB_MODULE(TS_KERNELS_MODULE, m) {
   m.doc() = "CUDA launchers of the TileOPs kernels (pointers, sizes, strides, stream; no libtorch)";
   nb::set_leak_warnings(false);  // functions stay referenced by tileops op instances at exit
   launch_error = PyErr_NewException("_tskernels.LaunchError", PyExc_RuntimeError, nullptr);
@@ -131,11 +150,14 @@ NB_MODULE(_tskernels, m) {
         throw nb::python_error();
       },
       nb::arg("kernel"), "Number of launch configurations of a kernel (valid `config` values)");
+  m.attr("reference") = static_cast<bool>(TS_KERNELS_REFERENCE);
+#if !TS_KERNELS_REFERENCE
   m.def("cuda_runtime_version", [] {
     int v = 0;
     cudaRuntimeGetVersion(&v);
     return v;
   });
+#endif
 
   m.def(
       "rms_norm",
@@ -153,8 +175,7 @@ NB_MODULE(_tskernels, m) {
         a.eps = eps;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::rms_norm_launch(a, stream_of(stream)), "RMSNormFwdOp",
-              "rms_norm_launch");
+        check(TS_RUN(rms_norm, a, stream_of(stream)), "RMSNormFwdOp", "rms_norm_launch");
       },
       nb::arg("x"), nb::arg("y"), nb::arg("w"), nb::arg("rows"), nb::arg("cols"),
       nb::arg("x_row_stride"), nb::arg("y_row_stride"), nb::arg("eps"), nb::arg("dtype"),
@@ -177,8 +198,7 @@ NB_MODULE(_tskernels, m) {
         a.eps = eps;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::layer_norm_launch(a, stream_of(stream)), "LayerNormFwdOp",
-              "layer_norm_launch");
+        check(TS_RUN(layer_norm, a, stream_of(stream)), "LayerNormFwdOp", "layer_norm_launch");
       },
       nb::arg("x"), nb::arg("y"), nb::arg("w"), nb::arg("b"), nb::arg("rows"), nb::arg("cols"),
       nb::arg("x_row_stride"), nb::arg("y_row_stride"), nb::arg("eps"), nb::arg("dtype"),
@@ -198,7 +218,7 @@ NB_MODULE(_tskernels, m) {
         a.y_row_stride = y_stride;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::softmax_launch(a, stream_of(stream)), "SoftmaxFwdOp", "softmax_launch");
+        check(TS_RUN(softmax, a, stream_of(stream)), "SoftmaxFwdOp", "softmax_launch");
       },
       nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("x_row_stride"),
       nb::arg("y_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
@@ -217,8 +237,7 @@ NB_MODULE(_tskernels, m) {
         a.y_row_stride = y_stride;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::silu_and_mul_launch(a, stream_of(stream)), "SiluAndMulFwdOp",
-              "silu_and_mul_launch");
+        check(TS_RUN(silu_and_mul, a, stream_of(stream)), "SiluAndMulFwdOp", "silu_and_mul_launch");
       },
       nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("x_row_stride"),
       nb::arg("y_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
@@ -253,7 +272,7 @@ NB_MODULE(_tskernels, m) {
         a.cache_row_stride = cache_row_stride;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::rope_launch(a, stream_of(stream)), "RoPENeoXFwdOp", "rope_launch");
+        check(TS_RUN(rope, a, stream_of(stream)), "RoPENeoXFwdOp", "rope_launch");
       },
       nb::arg("positions"), nb::arg("q"), nb::arg("k"), nb::arg("cos_sin_cache"), nb::arg("tokens"),
       nb::arg("q_heads"), nb::arg("k_heads"), nb::arg("head_dim"), nb::arg("rotary_dim"),
@@ -283,7 +302,7 @@ NB_MODULE(_tskernels, m) {
         g.trans_b = trans_b;
         g.dtype = dtype_of(dtype);
         g.config = config;
-        check(ts::kernels::gemm_launch(g, stream_of(stream)), "GEMMFwdOp", "gemm_launch");
+        check(TS_RUN(gemm, g, stream_of(stream)), "GEMMFwdOp", "gemm_launch");
       },
       nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("M"), nb::arg("N"), nb::arg("K"),
       nb::arg("lda"), nb::arg("ldb"), nb::arg("ldd"), nb::arg("trans_a"), nb::arg("trans_b"),
@@ -318,7 +337,7 @@ NB_MODULE(_tskernels, m) {
         a.is_causal = is_causal;
         a.dtype = dtype_of(dtype);
         a.config = config;
-        check(ts::kernels::attention_launch(a, stream_of(stream)), "MultiHeadAttentionFwdOp",
+        check(TS_RUN(attention, a, stream_of(stream)), "MultiHeadAttentionFwdOp",
               "attention_launch");
       },
       nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("o"), nb::arg("B"), nb::arg("Hq"),
