@@ -591,100 +591,188 @@ Expected<RooflineCounts> roofline_counts(const OpSpec& op, const BoundCall& call
   return out;
 }
 
+namespace {
+
+/// One concrete call from variable values (a workload row and one dtype case): evaluates each
+/// present input's shape from the spec, binds the call, and checks the values against the
+/// binding. `context` names the row in messages ("workload 'square-1k' (T=bfloat16)").
+Expected<WorkloadCall> call_from_row(const OpSpec& op, const WorkloadRow& row,
+                                     const std::vector<DType>& dtypes, const std::string& context) {
+  const OpModel& m = op.model();
+  WorkloadCall wc;
+  wc.label = row.label;
+  std::vector<std::string> parts;
+  for (size_t v = 0; v < dtypes.size(); ++v)
+    parts.push_back(fmt::format("{}={}", m.dtype_vars[v].name, dtype_name(dtypes[v])));
+  wc.dtype_case = fmt::format("{}", fmt::join(parts, ","));
+  wc.params = row.params;
+  // Evaluate each present input's shape from the row's values.
+  std::vector<uint8_t> dtypes_bound(dtypes.size(), 1);
+  std::vector<Value> params;
+  for (size_t p = 0; p < m.params.size(); ++p)
+    params.push_back(param_to_value(std::holds_alternative<std::monostate>(row.params[p])
+                                        ? m.params[p].default_value
+                                        : row.params[p]));
+  std::vector<uint8_t> present(m.inputs.size() + m.outputs.size(), 0);
+  std::vector<DType> tdt(present.size(), DType::float32);
+  std::vector<int64_t> numel(present.size(), -1);
+  EvalEnv e;
+  e.dims = row.dims;
+  e.dims_bound = row.dims_given;
+  e.dim_lists = row.dim_lists;
+  e.dim_lists_bound = row.dim_lists_given;
+  e.dtypes = dtypes;
+  e.dtypes_bound = dtypes_bound;
+  e.params = params;
+  e.tensor_present = present;
+  e.tensor_dtype = tdt;
+  e.tensor_numel = numel;
+  e.num_inputs = static_cast<int>(m.inputs.size());
+  for (size_t k = 0; k < m.inputs.size(); ++k) {
+    const TensorDecl& decl = m.inputs[k];
+    wc.input_present.push_back(row.present[k]);
+    wc.input_dtypes.push_back(decl.dtype_var >= 0 ? dtypes[static_cast<size_t>(decl.dtype_var)]
+                                                  : decl.fixed_dtype);
+    wc.input_shapes.emplace_back();
+    if (!row.present[k]) continue;
+    int32_t shape = decl.shape;
+    std::string problem;
+    while (problem.empty() && m.pool[shape].op == Op::cond) {
+      const EvalResult c = eval_expr(m.pool, m.pool[shape].args[0], e);
+      if (c.status != EvalStatus::ok)
+        problem = eval_failure(m, c);
+      else
+        shape = m.pool[shape].args[c.value.i ? 1 : 2];
+    }
+    for (size_t j = 0; problem.empty() && j < m.pool[shape].args.size(); ++j) {
+      const int32_t it = m.pool[shape].args[j];
+      if (m.pool[it].op == Op::splat) {
+        const auto l = static_cast<size_t>(m.pool[m.pool[it].args[0]].sym.index);
+        if (!row.dim_lists_given[l])
+          problem = fmt::format("{} is not given", m.dim_list_names[l]);
+        else
+          wc.input_shapes[k].insert(wc.input_shapes[k].end(), row.dim_lists[l].begin(),
+                                    row.dim_lists[l].end());
+        continue;
+      }
+      const EvalResult r = eval_expr(m.pool, it, e);
+      if (r.status == EvalStatus::unbound && m.pool[r.node].op == Op::var)
+        problem = fmt::format("{} is not given", m.pool[r.node].text);
+      else if (r.status != EvalStatus::ok)
+        problem = eval_failure(m, r);
+      else
+        wc.input_shapes[k].push_back(r.value.i);
+    }
+    if (!problem.empty())
+      return fail(Errc::bind,
+                  fmt::format("{}: {}: input {}: {}", m.name, context, decl.name, problem));
+  }
+  std::vector<TensorArg> args(m.inputs.size());
+  for (size_t k = 0; k < m.inputs.size(); ++k)
+    args[k] = TensorArg{wc.input_dtypes[k], wc.input_shapes[k], {}, wc.input_present[k] != 0};
+  auto bound = bind_call(op, args, wc.params);
+  if (!bound) {
+    std::string why = bound.error().message;
+    if (why.rfind(m.name + ": ", 0) == 0) why.erase(0, m.name.size() + 2);
+    return fail(Errc::bind, fmt::format("{}: {}: {}", m.name, context, why));
+  }
+  // Every variable the row gives must agree with what binding derived from the shapes.
+  for (size_t d = 0; d < row.dims.size(); ++d)
+    if (row.dims_given[d] && bound->dims_bound[d] && bound->dims[d] != row.dims[d])
+      return fail(Errc::bind, fmt::format("{}: {}: {} = {} but the shapes give {}", m.name, context,
+                                          m.dim_names[d], row.dims[d], bound->dims[d]));
+  wc.bound = std::move(*bound);
+  return wc;
+}
+
+template <class Named>
+std::string known_names(const std::vector<Named>& v) {
+  std::string s;
+  for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
 Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {
   const OpModel& m = op.model();
   std::vector<WorkloadCall> out;
   for (const WorkloadRow& row : m.workloads) {
     for (const auto& dtypes : row.dtype_cases) {
-      WorkloadCall wc;
-      wc.label = row.label;
       std::vector<std::string> parts;
       for (size_t v = 0; v < dtypes.size(); ++v)
         parts.push_back(fmt::format("{}={}", m.dtype_vars[v].name, dtype_name(dtypes[v])));
-      wc.dtype_case = fmt::format("{}", fmt::join(parts, ","));
-      wc.params = row.params;
-      // Evaluate each present input's shape from the row's values.
-      std::vector<uint8_t> dtypes_bound(dtypes.size(), 1);
-      std::vector<Value> params;
-      for (size_t p = 0; p < m.params.size(); ++p)
-        params.push_back(param_to_value(std::holds_alternative<std::monostate>(row.params[p])
-                                            ? m.params[p].default_value
-                                            : row.params[p]));
-      std::vector<uint8_t> present(m.inputs.size() + m.outputs.size(), 0);
-      std::vector<DType> tdt(present.size(), DType::float32);
-      std::vector<int64_t> numel(present.size(), -1);
-      EvalEnv e;
-      e.dims = row.dims;
-      e.dims_bound = row.dims_given;
-      e.dim_lists = row.dim_lists;
-      e.dim_lists_bound = row.dim_lists_given;
-      e.dtypes = dtypes;
-      e.dtypes_bound = dtypes_bound;
-      e.params = params;
-      e.tensor_present = present;
-      e.tensor_dtype = tdt;
-      e.tensor_numel = numel;
-      e.num_inputs = static_cast<int>(m.inputs.size());
-      for (size_t k = 0; k < m.inputs.size(); ++k) {
-        const TensorDecl& decl = m.inputs[k];
-        wc.input_present.push_back(row.present[k]);
-        wc.input_dtypes.push_back(decl.dtype_var >= 0 ? dtypes[static_cast<size_t>(decl.dtype_var)]
-                                                      : decl.fixed_dtype);
-        wc.input_shapes.emplace_back();
-        if (!row.present[k]) continue;
-        int32_t shape = decl.shape;
-        std::string problem;
-        while (problem.empty() && m.pool[shape].op == Op::cond) {
-          const EvalResult c = eval_expr(m.pool, m.pool[shape].args[0], e);
-          if (c.status != EvalStatus::ok)
-            problem = eval_failure(m, c);
-          else
-            shape = m.pool[shape].args[c.value.i ? 1 : 2];
-        }
-        for (size_t j = 0; problem.empty() && j < m.pool[shape].args.size(); ++j) {
-          const int32_t it = m.pool[shape].args[j];
-          if (m.pool[it].op == Op::splat) {
-            const auto l = static_cast<size_t>(m.pool[m.pool[it].args[0]].sym.index);
-            if (!row.dim_lists_given[l])
-              problem = fmt::format("{} is not given", m.dim_list_names[l]);
-            else
-              wc.input_shapes[k].insert(wc.input_shapes[k].end(), row.dim_lists[l].begin(),
-                                        row.dim_lists[l].end());
-            continue;
-          }
-          const EvalResult r = eval_expr(m.pool, it, e);
-          if (r.status == EvalStatus::unbound && m.pool[r.node].op == Op::var)
-            problem = fmt::format("{} is not given", m.pool[r.node].text);
-          else if (r.status != EvalStatus::ok)
-            problem = eval_failure(m, r);
-          else
-            wc.input_shapes[k].push_back(r.value.i);
-        }
-        if (!problem.empty())
-          return fail(Errc::bind, fmt::format("{}: workload '{}' ({}): input {}: {}", m.name,
-                                              row.label, wc.dtype_case, decl.name, problem));
-      }
-      std::vector<TensorArg> args(m.inputs.size());
-      for (size_t k = 0; k < m.inputs.size(); ++k)
-        args[k] = TensorArg{wc.input_dtypes[k], wc.input_shapes[k], {}, wc.input_present[k] != 0};
-      auto bound = bind_call(op, args, wc.params);
-      if (!bound) {
-        std::string why = bound.error().message;
-        if (why.rfind(m.name + ": ", 0) == 0) why.erase(0, m.name.size() + 2);
-        return fail(Errc::bind, fmt::format("{}: workload '{}' ({}): {}", m.name, row.label,
-                                            wc.dtype_case, why));
-      }
-      // Every variable the row gives must agree with what binding derived from the shapes.
-      for (size_t d = 0; d < row.dims.size(); ++d)
-        if (row.dims_given[d] && bound->dims_bound[d] && bound->dims[d] != row.dims[d])
-          return fail(Errc::bind,
-                      fmt::format("{}: workload '{}': {} = {} but the shapes give {}", m.name,
-                                  row.label, m.dim_names[d], row.dims[d], bound->dims[d]));
-      wc.bound = std::move(*bound);
-      out.push_back(std::move(wc));
+      auto wc = call_from_row(op, row, dtypes,
+                              fmt::format("workload '{}' ({})", row.label, fmt::join(parts, ",")));
+      if (!wc) return tl::unexpected(wc.error());
+      out.push_back(std::move(*wc));
     }
   }
   return out;
+}
+
+Expected<WorkloadCall> instantiate_call(const OpSpec& op, const CallValues& values) {
+  const OpModel& m = op.model();
+  WorkloadRow row;
+  row.label = "values";
+  row.dims.assign(m.dim_names.size(), 0);
+  row.dims_given.assign(m.dim_names.size(), 0);
+  row.dim_lists.assign(m.dim_list_names.size(), {});
+  row.dim_lists_given.assign(m.dim_list_names.size(), 0);
+  row.params.assign(m.params.size(), std::monostate{});
+  row.present.assign(m.inputs.size(), 1);
+  auto index_of = [](const std::vector<std::string>& names, const std::string& n) {
+    const auto it = std::find(names.begin(), names.end(), n);
+    return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+  };
+  for (const auto& [name, v] : values.dims) {
+    const int i = index_of(m.dim_names, name);
+    if (i < 0)
+      return fail(Errc::invalid_argument, fmt::format("{}: no Dim variable '{}' (Dim: {})", m.name,
+                                                      name, known_names(m.dim_names)));
+    row.dims[static_cast<size_t>(i)] = v;
+    row.dims_given[static_cast<size_t>(i)] = 1;
+  }
+  for (const auto& [name, v] : values.dim_lists) {
+    const int i = index_of(m.dim_list_names, name);
+    if (i < 0)
+      return fail(Errc::invalid_argument, fmt::format("{}: no Dims variable '{}' (Dims: {})",
+                                                      m.name, name, known_names(m.dim_list_names)));
+    row.dim_lists[static_cast<size_t>(i)] = v;
+    row.dim_lists_given[static_cast<size_t>(i)] = 1;
+  }
+  std::vector<DType> dtypes(m.dtype_vars.size(), DType::float32);
+  std::vector<uint8_t> dtype_given(m.dtype_vars.size(), 0);
+  for (const auto& [name, t] : values.dtypes) {
+    size_t i = 0;
+    while (i < m.dtype_vars.size() && m.dtype_vars[i].name != name) ++i;
+    if (i == m.dtype_vars.size())
+      return fail(Errc::invalid_argument, fmt::format("{}: no DType variable '{}'", m.name, name));
+    dtypes[i] = t;
+    dtype_given[i] = 1;
+  }
+  for (size_t i = 0; i < dtypes.size(); ++i)
+    if (!dtype_given[i])
+      return fail(Errc::invalid_argument, fmt::format("{}: DType variable '{}' is not given",
+                                                      m.name, m.dtype_vars[i].name));
+  for (const auto& [name, v] : values.params) {
+    const int i = op.param_index(name);
+    if (i < 0)
+      return fail(Errc::invalid_argument, fmt::format("{}: unknown param '{}'", m.name, name));
+    row.params[static_cast<size_t>(i)] = v;
+  }
+  for (const auto& name : values.absent) {
+    const int i = op.input_index(name);
+    if (i < 0 || !m.inputs[static_cast<size_t>(i)].optional)
+      return fail(Errc::invalid_argument,
+                  fmt::format("{}: '{}' is not an optional input", m.name, name));
+    row.present[static_cast<size_t>(i)] = 0;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, v] : values.dims) parts.push_back(fmt::format("{}={}", name, v));
+  for (const auto& [name, v] : values.dim_lists)
+    parts.push_back(fmt::format("{}=[{}]", name, fmt::join(v, ", ")));
+  return call_from_row(op, row, dtypes, fmt::format("values ({})", fmt::join(parts, ", ")));
 }
 
 }  // namespace ts::spec

@@ -290,6 +290,55 @@ void bind_spec(nb::module_& m) {
             return d;
           },
           nb::arg("bound"), nb::arg("profile") = "h200")
+      .def(
+          "instantiate",
+          [](const OpSpec& o, nb::dict values, nb::handle params, nb::handle absent) {
+            // values: Dim -> int, Dims -> sequence of ints, DType variable -> dtype name.
+            CallValues cv;
+            for (const auto& var : o.vars()) {
+              if (!values.contains(var.name.c_str())) continue;
+              nb::handle v = values[var.name.c_str()];
+              if (var.kind == "Dim") {
+                cv.dims.emplace_back(var.name, nb::cast<int64_t>(v));
+              } else if (var.kind == "Dims") {
+                std::vector<int64_t> l;
+                for (nb::handle d : v) l.push_back(nb::cast<int64_t>(d));
+                cv.dim_lists.emplace_back(var.name, std::move(l));
+              } else {
+                cv.dtypes.emplace_back(var.name, dtype_from(nb::cast<std::string>(nb::str(v))));
+              }
+            }
+            for (auto [k, v] : values) {
+              const std::string name = nb::cast<std::string>(k);
+              bool known = false;
+              for (const auto& var : o.vars()) known = known || var.name == name;
+              if (!known) raise(PyExc_KeyError, o.name() + ": no variable '" + name + "'");
+            }
+            if (!params.is_none())
+              for (auto [k, v] : nb::cast<nb::dict>(params)) {
+                const std::string name = nb::cast<std::string>(k);
+                const int idx = o.param_index(name);
+                if (idx < 0) raise(bind_error_type, o.name() + ": unknown param '" + name + "'");
+                cv.params.emplace_back(name, param_from(o, static_cast<size_t>(idx), v));
+              }
+            if (!absent.is_none())
+              for (nb::handle a : absent) cv.absent.push_back(nb::cast<std::string>(a));
+            auto wc = instantiate_call(o, cv);
+            if (!wc)
+              raise(wc.error().code == Errc::bind ? bind_error_type : PyExc_ValueError,
+                    wc.error().message);
+            nb::list inputs;
+            for (size_t i = 0; i < wc->input_shapes.size(); ++i)
+              inputs.append(wc->input_present[i] ? nb::object(nb::make_tuple(
+                                                       std::string(dtype_name(wc->input_dtypes[i])),
+                                                       shape_tuple(wc->input_shapes[i])))
+                                                 : nb::none());
+            return nb::make_tuple(inputs, nb::cast(std::move(wc->bound)));
+          },
+          nb::arg("values"), nb::arg("params") = nb::none(), nb::arg("absent") = nb::none(),
+          "Inputs for variable values: (inputs as None or (dtype, shape), BoundCall). values maps "
+          "Dim names to ints, Dims names to int lists, DType variables to dtype names; raises "
+          "BindError with the binder's message when the values violate the signature.")
       .def("workloads",
            [](const OpSpec& o) {
              auto calls = workload_calls(o);

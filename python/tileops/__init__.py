@@ -1,7 +1,15 @@
-"""TileOPs: an operator library for LLM workloads in which every op starts as a YAML spec."""
+"""TileOPs: an operator library for LLM workloads in which every op starts as a YAML spec.
+
+    from tileops.norm import RMSNormFwdOp
+    y = RMSNormFwdOp(eps=1e-6)(x, weight)
+
+The op modules (norm, softmax, activation, rope, gemm, attention) import torch; `manifest`,
+`registry` and the command line's spec commands do not need it.
+"""
 
 from _tscore import __version__
 
 from . import manifest, registry
+from ._kernels import KernelsNotBuilt
 
-__all__ = ["__version__", "manifest", "registry"]
+__all__ = ["__version__", "manifest", "registry", "KernelsNotBuilt"]

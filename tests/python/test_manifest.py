@@ -15,8 +15,10 @@ def test_manifest_has_the_seven_ops():
     names = {o.name for o in manifest.load().ops}
     assert names == {"GEMMFwdOp", "RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp",
                      "SiluAndMulFwdOp", "RoPENeoXFwdOp", "MultiHeadAttentionFwdOp"}
+    registry.load_builtin_ops()
     for o in manifest.load().ops:
-        assert o.status == "spec-only"
+        assert o.status == "implemented"
+        assert registry.get(o.name) is not None, o.name
         assert o.workloads(), o.name
 
 
@@ -91,20 +93,22 @@ def test_cli_validate_rejects_broken_copy_with_locations(tmp_path):
     gemm = gemm.replace('shape: "Mat[trans_b, K, N]"', 'shape: "Mat[trans_b, K]"')
     gemm = gemm.replace("{M: 16, N: 6144, K: 4096,", "{M: 16, N: 6144, K: -4,")
     (specs / "gemm.yaml").write_text(gemm)
-    norm = (specs / "norm.yaml").read_text().replace("status: spec-only", "status: implemented", 1)
-    (specs / "norm.yaml").write_text(norm)
     r = _run_cli("--specs", str(specs), "validate")
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert any(l.startswith(f"{specs}/gemm.yaml:") and "Mat takes 3 arguments" in l for l in lines), r.stderr
     assert any("K: expected a non-negative integer" in l for l in lines), r.stderr
-    assert any(f"{specs}/norm.yaml:2:1: RMSNormFwdOp: status is implemented but no implementation"
-               in l for l in lines), r.stderr
+    # An implemented entry needs a registered implementation.
+    unregistered = "\n".join(_tscore.validate_manifest(str(specs), [])["problems"])
+    assert (f"{specs}/norm.yaml:2:1: RMSNormFwdOp: status is implemented but no implementation"
+            in unregistered), unregistered
 
 
 def test_registry_must_match_the_spec(tmp_path):
     specs = tmp_path / "specs"
     shutil.copytree(manifest.specs_dir(), specs)
+    reduction = (specs / "reduction.yaml").read_text()
+    (specs / "reduction.yaml").write_text(reduction.replace("status: implemented", "status: spec-only"))
     reg = [{"name": "SoftmaxFwdOp", "inputs": ["x"], "outputs": ["out"], "params": [("dim", "-1")],
             "kernels": ["softmax_rows"]},
            {"name": "GeluFwdOp", "inputs": ["x"], "outputs": ["y"], "params": [], "kernels": []}]
@@ -113,5 +117,50 @@ def test_registry_must_match_the_spec(tmp_path):
     assert "SoftmaxFwdOp: an implementation is registered but the status is spec-only" in problems
     assert "SoftmaxFwdOp: the implementation returns (out) but the spec declares (y)" in problems
     assert "SoftmaxFwdOp: the implementation's params (dim = -1) differ from the spec's ()" in problems
+    assert ("SoftmaxFwdOp: registered kernels (softmax_rows) differ from the spec's kernels list "
+            "(softmax)") in problems
     assert "GeluFwdOp: an implementation is registered but no spec entry declares it" in problems
-    assert registry.entries() == []
+
+
+def test_registry_is_read_from_the_classes_signatures():
+    """What the validator compares is the real call signature: forward's parameters in order,
+    __init__'s params with their defaults."""
+    registry.load_builtin_ops()
+    names = {e["name"] for e in registry.entries()}
+    assert names == {o.name for o in manifest.load().ops if o.status == "implemented"}
+    from tileops.norm import LayerNormFwdOp
+
+    assert registry.entry(LayerNormFwdOp) == {
+        "name": "LayerNormFwdOp", "inputs": ["x", "weight", "bias"], "outputs": ["y"],
+        "params": [("eps", "1e-05")], "kernels": ["layer_norm"]}
+
+    class LayerNormFwdOpDrifted(LayerNormFwdOp):  # bias before weight, another eps default
+        def __init__(self, eps: float = 1e-6):
+            super().__init__(eps=eps)
+
+        def forward(self, x, bias=None, weight=None):
+            return self._run(x, weight, bias)
+
+    drifted = registry.register(kernels=["layer_norm"])(LayerNormFwdOpDrifted)
+    try:
+        e = registry.entry(drifted)
+        e["name"] = "LayerNormFwdOp"
+        others = [x for x in registry.entries() if x["name"] not in ("LayerNormFwdOp",
+                                                                    "LayerNormFwdOpDrifted")]
+        problems = "\n".join(_tscore.validate_manifest(str(manifest.specs_dir()), others + [e])["problems"])
+    finally:
+        registry._REGISTRY.pop("LayerNormFwdOpDrifted")
+    assert ("LayerNormFwdOp: the implementation takes inputs (x, bias, weight) but the spec "
+            "declares (x, weight, bias)") in problems
+    assert ("LayerNormFwdOp: the implementation's params (eps = 1e-06) differ from the spec's "
+            "(eps = 1e-05)") in problems
+
+
+def test_validate_reports_kernels_missing_from_the_build():
+    from tileops.cli import kernel_problems
+
+    entries = [{"name": "GEMMFwdOp", "kernels": ["gemm"]}, {"name": "SoftmaxFwdOp", "kernels": ["softmax"]}]
+    assert kernel_problems(entries, None) == []  # _tskernels not built: nothing to compare
+    assert kernel_problems(entries, {"softmax": "SoftmaxFwdOp", "gemm": "GEMMFwdOp"}) == []
+    assert kernel_problems(entries, {"softmax": "SoftmaxFwdOp"}) == [
+        "GEMMFwdOp: kernel 'gemm' is registered but not built into _tskernels (built: softmax)"]

@@ -237,4 +237,59 @@ TEST(Manifest, ProjectSpecsLoadAndBindEveryWorkload) {
   EXPECT_GT(cases, 40u);
 }
 
+using Dims = std::vector<std::pair<std::string, int64_t>>;
+using DimLists = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+using DTypes = std::vector<std::pair<std::string, DType>>;
+using Params = std::vector<std::pair<std::string, ParamValue>>;
+
+ts::Expected<WorkloadCall> instantiate(const char* name, Dims dims, DimLists lists, DTypes dtypes,
+                                       Params params = {}, std::vector<std::string> absent = {}) {
+  CallValues v;
+  v.dims = std::move(dims);
+  v.dim_lists = std::move(lists);
+  v.dtypes = std::move(dtypes);
+  v.params = std::move(params);
+  v.absent = std::move(absent);
+  return instantiate_call(op(name), v);
+}
+
+TEST(Instantiate, InputsFromVariableValues) {
+  // GEMM with trans_b = false: b is stored [K, N].
+  auto g = instantiate("GEMMFwdOp", {{"M", 3}, {"N", 5}, {"K", 7}}, {}, {{"T", DType::bfloat16}},
+                       {{"trans_b", false}});
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->input_shapes, (std::vector<std::vector<int64_t>>{{3, 7}, {7, 5}}));
+  EXPECT_EQ(g->bound.outputs[0].shape, (std::vector<int64_t>{3, 5}));
+  // Dims lists and absent optional inputs.
+  auto ln =
+      instantiate("LayerNormFwdOp", {}, {{"B", {2, 3}}}, {{"T", DType::float16}}, {}, {"bias"});
+  ASSERT_FALSE(ln);  // N is not given
+  EXPECT_EQ(ln.error().message, "LayerNormFwdOp: values (B=[2, 3]): input x: N is not given");
+  ln = instantiate("LayerNormFwdOp", {{"N", 9}}, {{"B", {2, 3}}}, {{"T", DType::float16}}, {},
+                   {"bias"});
+  ASSERT_TRUE(ln) << ln.error().message;
+  EXPECT_EQ(ln->input_shapes, (std::vector<std::vector<int64_t>>{{2, 3, 9}, {9}, {}}));
+  EXPECT_EQ(ln->input_present, (std::vector<uint8_t>{1, 1, 0}));
+}
+
+TEST(Instantiate, ViolationsCarryTheBindersMessage) {
+  auto a = instantiate("MultiHeadAttentionFwdOp",
+                       {{"B", 1}, {"Hq", 2}, {"Hkv", 1}, {"Sq", 4}, {"Skv", 4}, {"D", 96}}, {},
+                       {{"T", DType::float16}});
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, ts::Errc::bind);
+  EXPECT_NE(a.error().message.find("head dims 64, 128 and 256 are supported"), std::string::npos)
+      << a.error().message;
+  auto unknown = instantiate("SoftmaxFwdOp", {{"M", 3}}, {}, {});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "SoftmaxFwdOp: no Dim variable 'M' (Dim: N)");
+  auto no_dtype = instantiate("SoftmaxFwdOp", {{"N", 3}}, {{"B", {2}}}, {});
+  ASSERT_FALSE(no_dtype);
+  EXPECT_EQ(no_dtype.error().message, "SoftmaxFwdOp: DType variable 'T' is not given");
+  auto not_optional =
+      instantiate("SoftmaxFwdOp", {{"N", 3}}, {{"B", {2}}}, {{"T", DType::float32}}, {}, {"x"});
+  ASSERT_FALSE(not_optional);
+  EXPECT_EQ(not_optional.error().message, "SoftmaxFwdOp: 'x' is not an optional input");
+}
+
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -87,5 +88,21 @@ struct WorkloadCall {
   BoundCall bound;
 };
 Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op);
+
+/// A call described by variable values instead of tensors, for generated contract tests and
+/// tools: every Dim and Dims the inputs' shapes use, one dtype per DType variable, params by name
+/// (the rest keep their defaults), and the optional inputs passed as None. The inputs' shapes
+/// are evaluated from the spec and the call is bound, so `bound.outputs` holds the outputs; a
+/// violated constraint fails with the binder's message.
+///   instantiate_call(gemm, {.dims = {{"M", 3}, {"N", 5}, {"K", 7}},
+///                           .dtypes = {{"T", DType::bfloat16}}})->input_shapes == {{3, 7}, {5, 7}}
+struct CallValues {
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> dim_lists;
+  std::vector<std::pair<std::string, DType>> dtypes;
+  std::vector<std::pair<std::string, ParamValue>> params;
+  std::vector<std::string> absent;
+};
+Expected<WorkloadCall> instantiate_call(const OpSpec& op, const CallValues& values);
 
 }  // namespace ts::spec

@@ -1,0 +1,315 @@
+"""`tileops bench`: every workload row and dtype of each implemented op's spec, timed against the
+strongest other implementation on the same GPU, with the gap to the spec's roofline.
+
+Method (stated in every report): CUDA events around each run, the L2 flushed before each run by
+writing a 256 MiB buffer, the host queued ahead of the GPU (a device-side sleep before the timed
+runs, so launch overhead does not leak into the events), at least 50 runs, median with p10-p90.
+Each implementation's output is checked against torch's before it is timed.
+
+Baselines: torch eager (the spec's ref_api through torch), torch.compile of the same, cuBLAS via
+torch.matmul for GEMM, and every backend of F.scaled_dot_product_attention for attention (flash,
+efficient, cuDNN; math only where it is small). The row's ratio is the strongest baseline's time
+over ours (> 1: TileOPs is faster). Roofline: flops and bytes from the spec's formulas, peaks from
+the hardware profile (h200 by default), evaluated by the C++ core.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+from . import _kernels, manifest, registry, testing
+from .op import DTYPE_NAMES
+
+FLUSH_BYTES = 256 << 20
+METHOD = ("CUDA events per run; L2 flushed (256 MiB write) before each run; host queued ahead "
+          "(device sleep before the timed runs); median of {runs} runs, spread p10-p90")
+
+
+class _Timer:
+    def __init__(self, runs: int, warmup: int = 5):
+        self.runs, self.warmup = runs, warmup
+        self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+
+    def __call__(self, fn) -> dict:
+        for _ in range(self.warmup):
+            fn()
+        torch.cuda.synchronize()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.runs)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.runs)]
+        torch.cuda._sleep(50_000_000)  # ~25 ms on the GPU while the host queues every run
+        for s, e in zip(starts, ends):
+            self.flush.zero_()
+            s.record()
+            fn()
+            e.record()
+        torch.cuda.synchronize()
+        us = sorted(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
+        q = statistics.quantiles(us, n=10, method="inclusive")
+        return {"median_us": statistics.median(us), "p10_us": q[0], "p90_us": q[-1],
+                "runs": self.runs}
+
+
+def _outputs(op_name, result, tensors, spec):
+    if not spec.outputs:
+        return [t for t, info in zip(tensors, spec.inputs) if info["mutated"]]
+    return [result] if isinstance(result, torch.Tensor) else list(result)
+
+
+def _max_rel_err(got, want) -> float:
+    err = 0.0
+    for g, w in zip(got, want):
+        g, w = g.float(), w.float()
+        scale = w.abs().max().item() if w.numel() else 0.0
+        diff = (g - w).abs().max().item() if w.numel() else 0.0
+        err = max(err, diff / scale if scale > 0 else diff)
+    return err
+
+
+def _baselines(op_name: str, tensors, params, with_compile: bool):
+    """name -> zero-argument callable, the strongest alternatives available for this op."""
+    from functools import partial
+
+    out = {}
+    eager = partial(testing.torch_equivalent, op_name, tensors, params)
+    if op_name == "GEMMFwdOp":
+        out["torch.matmul (cuBLAS)"] = eager
+    elif op_name == "MultiHeadAttentionFwdOp":
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        q, k, v = tensors
+        backends = [("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION),
+                    ("sdpa-flash", SDPBackend.FLASH_ATTENTION),
+                    ("sdpa-efficient", SDPBackend.EFFICIENT_ATTENTION)]
+        if q.shape[0] * q.shape[1] * q.shape[2] * k.shape[2] <= 1 << 26:  # math only where small
+            backends.append(("sdpa-math", SDPBackend.MATH))
+        for name, backend in backends:
+            def run(backend=backend):
+                with sdpa_kernel(backend):
+                    return [F.scaled_dot_product_attention(
+                        q, k, v, is_causal=params.get("is_causal", False),
+                        scale=params.get("scale"), enable_gqa=q.shape[1] != k.shape[1])]
+            out[name] = run
+    else:
+        out["torch eager"] = eager
+    if with_compile and op_name not in ("GEMMFwdOp", "MultiHeadAttentionFwdOp"):
+        # A fresh dynamo per row: every row compiles the same function, and the recompile limit
+        # would otherwise turn later rows into eager runs labelled torch.compile.
+        torch._dynamo.reset()
+        compiled = torch.compile(partial(testing.torch_equivalent, op_name), dynamic=False)
+        out["torch.compile"] = lambda: compiled(tensors, params)
+    return out
+
+
+def bench_op(op_name: str, timer: _Timer, profile: str, with_compile: bool, dtype: str | None,
+             label: str | None, first_only: bool, log, tuned: bool = False) -> list[dict]:
+    spec = manifest.op(op_name)
+    cls = registry.get(op_name)
+    rows = []
+    for w in spec.workloads():
+        if label and w["label"] != label:
+            continue
+        if dtype and f"={dtype}" not in w["dtype_case"]:
+            continue
+        roof = spec.roofline(w["bound"], profile)
+        row = {"op": op_name, "workload": w["label"], "dtypes": w["dtype_case"],
+               "inputs": [None if d is None else [d[0], list(d[1])] for d in w["inputs"]],
+               "params": w["params"], "flops": roof["flops"], "bytes": roof["bytes"],
+               "intensity": roof["intensity"], "bound": roof["bound"],
+               "sol_us": roof["sol_seconds"] * 1e6, "peak_flops": roof["peak_flops"],
+               "bandwidth": roof["bandwidth"], "impls": {}}
+        rows.append(row)
+        try:
+            tensors = testing.make_inputs(spec, w["inputs"], "cuda")
+            params = {**cls().param_values, **w["params"]}
+            op = cls(**params)
+            if tuned:
+                op.request_tune()  # the first call tunes this shape (outside the timed runs)
+            ref = op(*tensors)
+            ours = [o.clone() for o in _outputs(op_name, ref, tensors, spec)]
+            ours_fresh = testing.make_inputs(spec, w["inputs"], "cuda")  # mutated ops: pristine
+            baselines = _baselines(op_name, ours_fresh, params, with_compile)
+            checks = {}
+            for name, fn in baselines.items():
+                try:
+                    checks[name] = _max_rel_err(ours, fn())
+                except Exception as e:  # a backend that does not serve this shape
+                    row["impls"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
+            row["max_rel_err_vs"] = checks
+            tol = testing.tolerance(op_name, ours[0].dtype)[0] * 4 if ours else 0
+            row["check"] = "ok" if all(v <= tol for v in checks.values()) else "MISMATCH"
+            row["impls"]["tileops"] = timer(lambda: op(*tensors))
+            for name, fn in baselines.items():
+                if name in row["impls"]:
+                    continue
+                try:
+                    row["impls"][name] = timer(fn)
+                except Exception as e:
+                    row["impls"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        _summarize(row)
+        log(format_row(row))
+        if first_only:
+            break
+    return rows
+
+
+def _summarize(row: dict) -> None:
+    for name, r in row["impls"].items():
+        if "median_us" not in r:
+            continue
+        s = r["median_us"] * 1e-6
+        r["tflops"] = row["flops"] / s / 1e12
+        r["tbps"] = row["bytes"] / s / 1e12
+        r["pct_roofline"] = 100.0 * row["sol_us"] / r["median_us"]
+    ours = row["impls"].get("tileops", {})
+    others = {n: r for n, r in row["impls"].items() if n != "tileops" and "median_us" in r}
+    if others:
+        best = min(others, key=lambda n: others[n]["median_us"])
+        row["best_baseline"] = best
+        if "median_us" in ours:
+            row["ratio_vs_best"] = others[best]["median_us"] / ours["median_us"]
+
+
+HEADER = (f"{'op':<24} {'workload':<26} {'dtypes':<12} {'us (p10-p90)':>22} {'TFLOP/s':>8} "
+          f"{'TB/s':>6} {'%roof':>6}  {'strongest baseline':<22} {'us':>9} {'ratio':>6}  check")
+
+
+def format_row(row: dict) -> str:
+    ours = row["impls"].get("tileops", {})
+    head = f"{row['op']:<24} {row['workload']:<26} {row['dtypes']:<12}"
+    if "median_us" not in ours:
+        why = row.get("error") or ours.get("error") or "not timed"
+        return f"{head} {why}"
+    spread = f"{ours['median_us']:.1f} ({ours['p10_us']:.1f}-{ours['p90_us']:.1f})"
+    best = row.get("best_baseline", "-")
+    best_us = row["impls"][best]["median_us"] if best in row["impls"] else float("nan")
+    ratio = row.get("ratio_vs_best", float("nan"))
+    return (f"{head} {spread:>22} {ours['tflops']:>8.1f} {ours['tbps']:>6.2f} "
+            f"{ours['pct_roofline']:>5.1f}%  {best:<22} {best_us:>9.1f} {ratio:>5.2f}x  "
+            f"{row.get('check', '-')}")
+
+
+def _roofs(rows):
+    return sorted({(r["peak_flops"], r["bandwidth"]) for r in rows})
+
+
+def write_plot(rows: list[dict], path: Path, title: str) -> Path:
+    """Roofline plot: achieved TFLOP/s against arithmetic intensity, log-log, with the roofs of
+    the profile. PNG through matplotlib when it is importable, else a hand-written SVG."""
+    points = [(r["intensity"], r["impls"]["tileops"]["tflops"], f"{r['op']}:{r['workload']}")
+              for r in rows if "tflops" in r["impls"].get("tileops", {}) and r["intensity"] > 0]
+    best = [(r["intensity"], r["impls"][r["best_baseline"]]["tflops"])
+            for r in rows if r.get("best_baseline") and r["intensity"] > 0]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return _write_svg(points, best, _roofs(rows), path.with_suffix(".svg"), title)
+    fig, ax = plt.subplots(figsize=(10, 7))
+    xs = [10 ** (e / 10) for e in range(-20, 45)]
+    for peak, bw in _roofs(rows):
+        ax.plot(xs, [min(peak, bw * x) / 1e12 for x in xs], "k-", lw=1, alpha=0.5)
+        ax.annotate(f"{peak / 1e12:.0f} TFLOP/s, {bw / 1e12:.2f} TB/s", (xs[-1], peak / 1e12),
+                    ha="right", va="bottom", fontsize=7)
+    if best:
+        ax.scatter([b[0] for b in best], [b[1] for b in best], marker="x", c="gray",
+                   label="strongest baseline")
+    ax.scatter([p[0] for p in points], [p[1] for p in points], c="tab:red", label="TileOPs")
+    for x, y, name in points:
+        ax.annotate(name, (x, y), fontsize=5, alpha=0.7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, spec roofline)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(title)
+    ax.legend()
+    out = path.with_suffix(".png")
+    fig.savefig(out, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    return out
+
+
+def _write_svg(points, best, roofs, path: Path, title: str) -> Path:
+    w, h, m = 900, 620, 60
+    lx0, lx1, ly0, ly1 = -2.0, 4.5, -3.0, 3.5  # log10 ranges: intensity, TFLOP/s
+
+    def xy(x, y):
+        lx = (math.log10(max(x, 1e-9)) - lx0) / (lx1 - lx0)
+        ly = (math.log10(max(y, 1e-9)) - ly0) / (ly1 - ly0)
+        return m + lx * (w - 2 * m), h - m - ly * (h - 2 * m)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+             f'font-family="sans-serif" font-size="10">',
+             f'<rect width="{w}" height="{h}" fill="white"/>',
+             f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+             f'<text x="{w / 2}" y="{h - 15}" text-anchor="middle">arithmetic intensity '
+             f'(FLOP/byte, log)</text>',
+             f'<text x="15" y="{h / 2}" transform="rotate(-90 15 {h / 2})" '
+             f'text-anchor="middle">TFLOP/s (log)</text>']
+    for peak, bw in roofs:
+        pts = [xy(10 ** (lx0 + i * (lx1 - lx0) / 100), min(peak, bw * 10 ** (lx0 + i * (lx1 - lx0) / 100)) / 1e12)
+               for i in range(101)]
+        parts.append('<polyline fill="none" stroke="black" stroke-width="1" points="' +
+                     " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
+    for x, y in best:
+        px, py = xy(x, y)
+        parts.append(f'<text x="{px:.1f}" y="{py:.1f}" fill="gray" text-anchor="middle">x</text>')
+    for x, y, name in points:
+        px, py = xy(x, y)
+        parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="red"/>')
+        parts.append(f'<text x="{px + 4:.1f}" y="{py - 4:.1f}" font-size="6">{name}</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts))
+    return path
+
+
+def run(args) -> int:
+    registry.load_builtin_ops()
+    if not torch.cuda.is_available():
+        print("tileops bench: no CUDA GPU here; nothing to time", file=sys.stderr)
+        return 2
+    if not _kernels.available():
+        print("tileops bench: the CUDA kernels are not built in this installation "
+              "(_tskernels missing: reinstall where nvcc is present)", file=sys.stderr)
+        return 2
+    ops = [o.name for o in manifest.load().ops if o.status == "implemented"]
+    if args.op:
+        if args.op not in ops:
+            print(f"tileops bench: no implemented op named {args.op!r} (implemented: "
+                  f"{', '.join(ops)})", file=sys.stderr)
+            return 1
+        ops = [args.op]
+    runs = max(args.runs, 50)
+    timer = _Timer(runs)
+    device = torch.cuda.get_device_name()
+    print(f"tileops bench on {device}; roofline profile {args.profile}; "
+          f"{'tuned configs' if getattr(args, 'tune', False) else 'default configs'}; "
+          f"{METHOD.format(runs=runs)}")
+    print(HEADER)
+    rows = []
+    for name in ops:
+        rows += bench_op(name, timer, args.profile, not args.no_compile, args.dtype, args.label,
+                         args.quick, lambda s: print(s, flush=True), getattr(args, "tune", False))
+    report = {"device": device, "torch": torch.__version__, "profile": args.profile,
+              "tuned": bool(getattr(args, "tune", False)),
+              "method": METHOD.format(runs=runs), "rows": rows}
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1, default=str))
+        print(f"tileops bench: JSON in {args.json}")
+    if args.plot:
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+        out = write_plot(rows, Path(args.plot), f"TileOPs on {device} ({args.profile} roofline)")
+        print(f"tileops bench: roofline plot in {out}")
+    failed = [r for r in rows if r.get("error") or r.get("check") == "MISMATCH"]
+    return 1 if failed else 0

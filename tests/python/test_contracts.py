@@ -1,0 +1,412 @@
+"""Contract tests generated from the manifest: one set per implemented op, every dtype of its
+signature, its small and awkward cases (tileops.testing.CASES, as spec variables; the spec
+evaluates the input shapes), its layouts.
+
+Spec-level tests (CI, CPU): the op accepts what the binder accepts and rejects the rest with the
+binder's own message; the torch.library fake infers the binder's outputs; torch.compile traces
+the op as one node with fullgraph=True; the fp64 references agree with torch's own functions.
+GPU tests (`gpu` marker): values against the fp64 reference per dtype and layout, tuned configs,
+CUDA-graph capture and replay, torch.compile on CUDA tensors.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from tileops import KernelsNotBuilt, _kernels, manifest, registry, testing, tune
+from tileops.op import TORCH_DTYPES, tensor_arg
+
+registry.load_builtin_ops()
+IMPLEMENTED = [o.name for o in manifest.load().ops if o.status == "implemented"]
+ALL_DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8"]
+
+
+def _spec(name):
+    return manifest.op(name)
+
+
+def _op(name, params=None):
+    return registry.get(name)(**(params or {}))
+
+
+def _params(op_name, case):
+    """The case's params with the spec's defaults filled in (what the op instance holds)."""
+    return {**_op(op_name).param_values, **case.params}
+
+
+def _cases(kinds=("case",)):
+    out = []
+    for name in IMPLEMENTED:
+        spec = _spec(name)
+        for case in testing.CASES.get(name, []):
+            for dt in testing.dtype_cases(spec):
+                out.append(pytest.param(name, case, dt,
+                                        id=f"{name}-{case.id()}-{'-'.join(dt.values())}"))
+    return out
+
+
+def _meta(inputs):
+    return [None if d is None else torch.empty(d[1], dtype=TORCH_DTYPES[d[0]], device="meta")
+            for d in inputs]
+
+
+def _binder_message(spec, tensors, params):
+    with pytest.raises(manifest.BindError) as e:
+        spec.bind([None if t is None else tensor_arg(t) for t in tensors], params)
+    return str(e.value)
+
+
+# -- spec level (CPU) ---------------------------------------------------------------------------
+
+def test_every_implemented_op_has_a_class_cases_and_rejects():
+    assert IMPLEMENTED, "no implemented op in the manifest"
+    for name in IMPLEMENTED:
+        cls = registry.get(name)
+        assert cls is not None, f"{name} is implemented but has no registered class"
+        assert testing.CASES.get(name), f"{name} has no contract cases in tileops.testing.CASES"
+        assert name in testing.REJECTS, f"{name} has no reject list in tileops.testing.REJECTS"
+
+
+@pytest.mark.parametrize("op_name,case,dtypes", _cases())
+def test_accepts_spec_calls_and_infers_outputs(op_name, case, dtypes):
+    spec = _spec(op_name)
+    inputs, bound = testing.instantiate(spec, case, dtypes)
+    op = _op(op_name, case.params)
+    call = op.bind(_meta(inputs))
+    assert call.outputs == bound.outputs
+    # The fake implementation of the torch.library op infers the same outputs.
+    outs = op._torch_op(*_meta(inputs), *op._param_tuple, op.key)
+    outs = [] if outs is None else [outs] if isinstance(outs, torch.Tensor) else list(outs)
+    assert [(str(o.dtype).removeprefix("torch."), tuple(o.shape)) for o in outs] == bound.outputs
+    assert all(o.device.type == "meta" for o in outs)
+
+
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_rejects_dtypes_outside_the_signature_with_the_binders_message(op_name):
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][1 if len(testing.CASES[op_name]) > 1 else 0]
+    sets = testing.dtype_sets(spec)
+    base = testing.dtype_cases(spec)[0]
+    tried = 0
+    for var, allowed in sets.items():
+        for bad in (d for d in ALL_DTYPES if d not in allowed):
+            inputs, _ = testing.instantiate(spec, case, base)
+            # retype every input declared with this variable
+            typed = [info["dtype"] == var for info in spec.inputs]
+            tensors = [None if d is None else
+                       torch.empty(d[1], dtype=TORCH_DTYPES[bad if t else d[0]], device="meta")
+                       for d, t in zip(inputs, typed)]
+            expected = _binder_message(spec, tensors, case.params)
+            with pytest.raises(manifest.BindError) as e:
+                _op(op_name, case.params)(*tensors)
+            assert str(e.value) == expected
+            assert op_name in expected and bad in expected
+            tried += 1
+    assert tried > 0
+
+
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_rejects_mixed_dtypes(op_name):
+    spec = _spec(op_name)
+    sets = testing.dtype_sets(spec)
+    case = testing.CASES[op_name][1]
+    for var, allowed in sets.items():
+        slots = [i for i, info in enumerate(spec.inputs) if info["dtype"] == var]
+        inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+        slots = [i for i in slots if inputs[i] is not None]
+        if len(slots) < 2 or len(allowed) < 2:
+            continue
+        tensors = _meta(inputs)
+        other = next(d for d in allowed if d != inputs[slots[-1]][0])
+        tensors[slots[-1]] = tensors[slots[-1]].to(TORCH_DTYPES[other])
+        expected = _binder_message(spec, tensors, case.params)
+        with pytest.raises(manifest.BindError) as e:
+            _op(op_name, case.params)(*tensors)
+        assert str(e.value) == expected
+
+
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_rejects_wrong_ranks_and_sizes(op_name):
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][1]
+    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    checked = 0
+    for i, info in enumerate(spec.inputs):
+        if inputs[i] is None:
+            continue
+        grown = tuple(inputs[i][1]) + (2,)
+        resized = tuple(inputs[i][1][:-1]) + (inputs[i][1][-1] + 1,)
+        for shape in (grown, resized, ()):
+            tensors = _meta(inputs)
+            tensors[i] = torch.empty(shape, dtype=tensors[i].dtype, device="meta")
+            try:
+                spec.bind([None if t is None else tensor_arg(t) for t in tensors], case.params)
+                continue  # still a valid call (a [*B, N] input grows a batch dim)
+            except manifest.BindError as e:
+                expected = str(e)
+            with pytest.raises(manifest.BindError) as got:
+                _op(op_name, case.params)(*tensors)
+            assert str(got.value) == expected
+            checked += 1
+    assert checked > 0, f"{op_name}: no shape change was rejected"
+
+
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_rejects_a_last_dim_that_is_not_contiguous(op_name):
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][1]
+    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    checked = 0
+    for i, info in enumerate(spec.inputs):
+        d = inputs[i]
+        if d is None or info["layout"] == "any" or len(d[1]) < 1 or d[1][-1] < 2:
+            continue
+        shape = tuple(d[1])
+        # column-major: the last dim has the largest stride; a 1-D input every other element
+        strides = [1] * len(shape) if len(shape) > 1 else [2]
+        for j in range(1, len(shape)):
+            strides[j] = strides[j - 1] * shape[j - 1]
+        tensors = _meta(inputs)
+        tensors[i] = torch.empty_strided(shape, strides, dtype=tensors[i].dtype, device="meta")
+        expected = _binder_message(spec, tensors, case.params)
+        assert "contiguous" in expected
+        with pytest.raises(manifest.BindError) as got:
+            _op(op_name, case.params)(*tensors)
+        assert str(got.value) == expected
+        checked += 1
+    assert checked > 0
+
+
+@pytest.mark.parametrize("op_name,reject", [
+    pytest.param(n, r, id=f"{n}-{r.message[:30]}") for n in IMPLEMENTED
+    for r in testing.REJECTS.get(n, [])])
+def test_spec_constraints_reject(op_name, reject):
+    spec = _spec(op_name)
+    dt = testing.dtype_cases(spec)[0]
+    with pytest.raises(manifest.BindError, match=reject.message):
+        spec.instantiate({**reject.values, **dt}, reject.params)
+
+
+@pytest.mark.parametrize("op_name,reject", [
+    pytest.param(n, r, id=f"{n}-{r.message[:30]}") for n in IMPLEMENTED
+    for r in testing.REJECTS.get(n, []) if r.params])
+def test_bad_params_are_rejected_by_the_op_with_the_binders_message(op_name, reject):
+    spec = _spec(op_name)
+    good = {**testing.CASES[op_name][1].values}
+    inputs, _ = spec.instantiate({**good, **testing.dtype_cases(spec)[0]})
+    op = _op(op_name, reject.params)
+    with pytest.raises(manifest.BindError, match=reject.message) as e:
+        op(*_meta(inputs))
+    assert str(e.value) == _binder_message(spec, _meta(inputs), op.param_values)
+
+
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_a_valid_call_off_the_gpu_says_why_it_cannot_run(op_name):
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][1]
+    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    tensors = testing.make_inputs(spec, inputs, "cpu")
+    with pytest.raises((ValueError, KernelsNotBuilt)) as e:
+        _op(op_name, case.params)(*tensors)
+    assert op_name in str(e.value)
+    assert "CUDA" in str(e.value) or "not built" in str(e.value)
+
+
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_torch_compile_fullgraph_traces_one_custom_op(op_name):
+    """dynamo traces the op without a graph break; the graph holds only the op's custom op."""
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][2]
+    inputs, bound = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    op = _op(op_name, case.params)
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda *ts: op(*ts), fullgraph=True, backend=backend)
+    result = compiled(*_meta(inputs))
+    assert len(graphs) == 1
+    calls = [n for n in graphs[0].graph.nodes if n.op == "call_function"]
+    assert [str(n.target) for n in calls] == [f"tileops.{op_name}.default"]
+    if bound.outputs:
+        outs = [result] if isinstance(result, torch.Tensor) else list(result)
+        assert [tuple(o.shape) for o in outs] == [tuple(s) for _, s in bound.outputs]
+
+
+@pytest.mark.parametrize("op_name,case,dtypes", _cases())
+def test_reference_matches_torch_on_cpu(op_name, case, dtypes):
+    """The fp64 reference formulas are checked against torch's own API (fp64 on the CPU)."""
+    spec = _spec(op_name)
+    inputs, _ = testing.instantiate(spec, case, dtypes)
+    if any(d is not None and torch.Size(d[1]).numel() > 1 << 21 for d in inputs):
+        pytest.skip("large case: checked on the GPU")
+    tensors = [t if t is None or not t.is_floating_point() or (op_name == "RoPENeoXFwdOp" and i == 3)
+               else t.double() for i, t in enumerate(testing.make_inputs(spec, inputs, "cpu"))]
+    params = _params(op_name, case)
+    if op_name == "RoPENeoXFwdOp":
+        tensors[3] = tensors[3].double()
+    want = testing.torch_equivalent(op_name, tensors, params)
+    got = testing.reference(op_name, tensors, params)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w.double(), rtol=1e-10, atol=1e-10)
+
+
+def test_tune_cache_writes_atomically_and_merges(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    tune.forget()
+    a = tune.TuneCache("NVIDIA H200", "0.1.0")
+    b = tune.TuneCache("NVIDIA H200", "0.1.0")  # another process's view
+    a.put("RMSNormFwdOp|x", 3, 10.0, {0: 12.0, 3: 10.0})
+    b.put("SoftmaxFwdOp|y", 1, 5.0, {1: 5.0})
+    doc = json.loads(a.path.read_text())
+    assert a.path.parent == tmp_path / "tileops" / "tune"
+    assert a.path.name == "NVIDIA_H200-v0.1.0.json"
+    assert set(doc["entries"]) == {"RMSNormFwdOp|x", "SoftmaxFwdOp|y"}
+    assert tune.TuneCache("NVIDIA H200", "0.1.0").get("RMSNormFwdOp|x") == 3
+    assert tune.TuneCache("NVIDIA H200", "0.2.0").get("RMSNormFwdOp|x") is None
+    assert not [p for p in a.path.parent.iterdir() if p.suffix == ".tmp"]
+    a.path.write_text("{torn")
+    assert tune.TuneCache("NVIDIA H200", "0.1.0").get("RMSNormFwdOp|x") is None
+
+
+def test_launch_errors_name_the_op_and_the_cuda_error():
+    if not _kernels.available():
+        pytest.skip("_tskernels is not built here")
+    import _tskernels
+    with pytest.raises(_tskernels.LaunchError) as e:
+        _tskernels.rms_norm(0, 0, 0, 4, 8, 8, 8, 1e-6, 1, -1, 0)  # null pointers
+    assert str(e.value) == ("RMSNormFwdOp: rms_norm_launch failed: invalid argument "
+                            "(cudaErrorInvalidValue)")
+
+
+# -- GPU -----------------------------------------------------------------------------------------
+
+def _run(op, tensors):
+    out = op(*tensors)
+    spec = op.spec
+    if not spec.outputs:  # in place: the mutated inputs are the results
+        return [t for t, info in zip(tensors, spec.inputs) if info["mutated"]]
+    return [out] if isinstance(out, torch.Tensor) else list(out)
+
+
+def _check(op_name, got, want):
+    for g, w in zip(got, want):
+        rtol, atol = testing.tolerance(op_name, g.dtype)
+        torch.testing.assert_close(g.double(), w.to(g.device), rtol=rtol, atol=atol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", testing.LAYOUTS)
+@pytest.mark.parametrize("op_name,case,dtypes", _cases())
+def test_values_against_the_reference(op_name, case, dtypes, layout):
+    spec = _spec(op_name)
+    inputs, _ = testing.instantiate(spec, case, dtypes)
+    tensors = testing.layout_inputs(spec, testing.make_inputs(spec, inputs, "cuda"), layout)
+    op = _op(op_name, case.params)
+    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
+                             op.param_values)
+    got = _run(op, tensors)
+    torch.cuda.synchronize()
+    _check(op_name, got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    tune.forget()
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][2]
+    dt = testing.dtype_cases(spec)[0]
+    inputs, _ = testing.instantiate(spec, case, dt)
+    tensors = testing.make_inputs(spec, inputs, "cuda")
+    op = _op(op_name, case.params).request_tune()
+    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
+                             op.param_values)
+    _check(op_name, _run(op, tensors), want)
+    assert len(op.chosen_configs()) == 1
+    files = list((tmp_path / "tileops" / "tune").glob("*.json"))
+    assert len(files) == 1
+    entries = json.loads(files[0].read_text())["entries"]
+    assert list(entries) == list(op.chosen_configs())
+    # A fresh instance (another process) takes the choice from disk without tuning again.
+    tune.forget()
+    again = _op(op_name, case.params).request_tune()
+    again._autotune = None  # would raise if called
+    fresh = testing.make_inputs(spec, inputs, "cuda")
+    _check(op_name, _run(again, fresh), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tuned", [False, True])
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_cuda_graph_capture_and_replay(op_name, tuned, tmp_path, monkeypatch):
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    tune.forget()
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][2]
+    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    static = testing.make_inputs(spec, inputs, "cuda", seed=1)
+    op = _op(op_name, case.params)
+    if tuned:
+        op.request_tune()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up (and tuning) outside the capture
+        _run(op, [None if t is None else t.clone() for t in static])
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = _run(op, static)
+    for seed in (2, 3):
+        new = testing.make_inputs(spec, inputs, "cuda", seed=seed)
+        for s, n in zip(static, new):
+            if s is not None:
+                s.copy_(n)
+        want = testing.reference(op_name, [None if t is None else t.clone() for t in new],
+                                 op.param_values)
+        graph.replay()
+        torch.cuda.synchronize()
+        _check(op_name, outs, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_torch_compile_fullgraph_on_cuda(op_name):
+    spec = _spec(op_name)
+    case = testing.CASES[op_name][2]
+    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    tensors = testing.make_inputs(spec, inputs, "cuda")
+    op = _op(op_name, case.params)
+    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
+                             op.param_values)
+    mutated = [i for i, info in enumerate(spec.inputs) if info["mutated"]]
+    in_place = not spec.outputs
+
+    def call(*ts):  # only the op inside the compiled region (spec objects are C++)
+        out = op(*ts)
+        return [ts[i] for i in mutated] if in_place else out
+
+    torch._dynamo.reset()
+    compiled = torch.compile(call, fullgraph=True)
+    got = compiled(*tensors)
+    got = [got] if isinstance(got, torch.Tensor) else list(got)
+    torch.cuda.synchronize()
+    _check(op_name, got, want)
+
+
+@pytest.mark.gpu
+def test_tensors_on_two_devices_are_rejected():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one GPU")
+    from tileops.norm import RMSNormFwdOp
+    x = torch.randn(4, 8, device="cuda:0")
+    w = torch.randn(8, device="cuda:1")
+    with pytest.raises(ValueError, match="weight is on cuda:1 but x is on cuda:0"):
+        RMSNormFwdOp()(x, w)

@@ -1,0 +1,63 @@
+"""The op layer's own pieces on the CPU: row views, torch.library schemas, errors before launch."""
+
+import pytest
+import torch
+
+from tileops import KernelsNotBuilt, _kernels, manifest, registry
+from tileops.op import custom_op_schema, rows_of
+
+registry.load_builtin_ops()
+
+
+@pytest.mark.parametrize("make,expected", [
+    (lambda: torch.empty(4, 8), (4, 8)),
+    (lambda: torch.empty(8), (1, 8)),
+    (lambda: torch.empty(2, 3, 8), (6, 8)),
+    (lambda: torch.empty(4, 12)[:, :8], (4, 12)),                 # padded rows
+    (lambda: torch.empty(2, 3, 12)[:, :, :8], (6, 12)),           # padded rows, two batch dims
+    (lambda: torch.empty(3, 2, 8).transpose(0, 1), None),         # batch dims swapped: no stride
+    (lambda: torch.empty(1, 5, 8)[:, ::2], (3, 16)),              # size-1 dims do not matter
+    (lambda: torch.empty(0, 8), (0, 8)),
+])
+def test_rows_of(make, expected):
+    assert rows_of(make()) == expected
+
+
+def test_custom_op_schemas_follow_the_specs():
+    schemas = {o.name: custom_op_schema(o) for o in manifest.load().ops}
+    assert schemas["RMSNormFwdOp"] == "RMSNormFwdOp(Tensor x, Tensor weight, float eps, str key) -> Tensor"
+    assert schemas["LayerNormFwdOp"] == ("LayerNormFwdOp(Tensor x, Tensor? weight, Tensor? bias, "
+                                         "float eps, str key) -> Tensor")
+    assert schemas["RoPENeoXFwdOp"] == ("RoPENeoXFwdOp(Tensor positions, Tensor(a!) q, Tensor(b!) k, "
+                                        "Tensor cos_sin_cache, str key) -> ()")
+    assert schemas["MultiHeadAttentionFwdOp"] == (
+        "MultiHeadAttentionFwdOp(Tensor q, Tensor k, Tensor v, bool is_causal, float? scale, "
+        "str key) -> Tensor")
+    assert schemas["GEMMFwdOp"] == ("GEMMFwdOp(Tensor a, Tensor b, bool trans_a, bool trans_b, "
+                                    "str key) -> Tensor")
+
+
+def test_non_tensor_inputs_are_a_type_error():
+    from tileops.softmax import SoftmaxFwdOp
+
+    with pytest.raises(TypeError, match=r"SoftmaxFwdOp: x: expected a torch.Tensor or None, got list"):
+        SoftmaxFwdOp()([1.0, 2.0])
+
+
+def test_a_kernel_missing_from_the_build_is_a_clear_error(monkeypatch):
+    from tileops.gemm import GEMMFwdOp
+
+    monkeypatch.setattr(_kernels, "_module", lambda: ImportError("No module named '_tskernels'"))
+    a = torch.empty(4, 8, dtype=torch.bfloat16)
+    with pytest.raises(KernelsNotBuilt, match=r"GEMMFwdOp: the CUDA kernels are not built"):
+        GEMMFwdOp()(a, a)
+
+
+def test_params_are_the_specs_in_order_with_defaults():
+    from tileops.attention import MultiHeadAttentionFwdOp
+
+    op = MultiHeadAttentionFwdOp()
+    assert op.param_values == {"is_causal": False, "scale": None}
+    assert [p["name"] for p in op.spec.params] == list(op.param_values)
+    assert repr(MultiHeadAttentionFwdOp(is_causal=True)) == (
+        "MultiHeadAttentionFwdOp(is_causal=True, scale=None)")
