@@ -1003,7 +1003,10 @@ class Job:
         per = {}
         reps = int(self.spec.get("profile_reps", 5))
         for side, fn in (("original_ms", self.original), ("candidate_ms", self.candidate)):
-            self.runner.run(fn, self.layout, vals, 0, 0, side == "candidate_ms", "profile")
+            c = self.runner.run(fn, self.layout, vals, 0, 0, side == "candidate_ms", "profile")
+            if c.error:
+                self.finding("exception", "profile", c.error)
+                return self.result(t_start)
             with profile(activities=acts) as prof:
                 for _ in range(reps):
                     self.runner.run(fn, self.layout, vals, 0, 0, side == "candidate_ms", "profile")
