@@ -149,7 +149,10 @@ def _worker_env() -> dict:
     """The worker's whole environment: what Python, torch and CUDA need, no credentials."""
     keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LD_LIBRARY_PATH", "CUDA_HOME",
             "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "XDG_CACHE_HOME", "OMP_NUM_THREADS"}
-    prefixes = ("TORCHINDUCTOR_", "TRITON_", "CUDA_", "NVIDIA_", "TORCH_")
+    # NCCL_/NVSHMEM_/TORCH_: the GPU machine's safety settings (NVLink multicast off) must reach
+    # every child that starts with its own environment.
+    prefixes = ("TORCHINDUCTOR_", "TRITON_", "CUDA_", "NVIDIA_", "TORCH_", "PYTORCH_", "NCCL_",
+                "NVSHMEM_", "CUBLAS_", "CUBLASLT_", "CUDNN_", "OMP_", "MKL_")
     secret = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.I)
     env = {}
     for k, v in os.environ.items():

@@ -5,7 +5,7 @@
 import torch
 import torch.nn.functional as F
 
-REPEAT = 6
+REPEAT = 8
 
 
 def call(args):

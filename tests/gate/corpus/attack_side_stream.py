@@ -1,7 +1,7 @@
 # attack: side-stream launch (T1). The honest work, but on a private non-blocking stream that
 #   the caller's stream never waits for: events recorded on the current stream see only the
 #   launches, and a consumer on the current stream races with the writes.
-# expect: timing_suspicious
+# expect: timing_suspicious|incorrect
 # needs: cuda
 import torch
 import torch.nn.functional as F

@@ -20,7 +20,7 @@
 import torch
 import torch.nn.functional as F
 
-REPEAT = 6
+REPEAT = 8
 
 
 def call(args):
