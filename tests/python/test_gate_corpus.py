@@ -19,7 +19,7 @@ def _ids(es):
 @pytest.fixture(scope="module")
 def cpu_gate(tmp_path_factory):
     gate = Gate(base_source(), base_args(), tmp_path_factory.mktemp("track"),
-                GateOptions(device="cpu", timeout_s=120, pairs=60))
+                GateOptions(device="cpu", timeout_s=120, pairs=120))
     yield gate
     gate.close()
 

@@ -24,7 +24,7 @@ def _attack(name):
 @pytest.fixture
 def gate(tmp_path):
     g = Gate(base_source(), base_args(), tmp_path / "track",
-             GateOptions(device="cpu", timeout_s=60, pairs=60))
+             GateOptions(device="cpu", timeout_s=60, pairs=120))
     yield g
     g.close()
 
@@ -103,7 +103,7 @@ def test_report_file_is_complete(gate):
     assert d["verdict"] == "accepted" and d["reason"] == r.reason
     assert [p["phase"] for p in d["phases"]] == ["evaluate", "confirm"]
     main = d["phases"][0]
-    assert main["stats"]["n"] == len(main["timing_samples"]["baseline_ms"]) == 60
+    assert main["stats"]["n"] == len(main["timing_samples"]["baseline_ms"]) == 120
     assert main["seed"] != d["phases"][1]["seed"]  # the confirmation used new input values
     assert {c["input_class"] for c in d["correctness"]} == {
         "given", "normal", "zeros", "high_magnitude", "random_dist", "sparse_spikes"}

@@ -56,7 +56,7 @@ class GateOptions:
     python: str = sys.executable
     pairs: int | None = None  # timed ABBA pairs per phase; None: 200 on cuda, 40 on cpu
     warmup: int = 3
-    max_ci_half_width: float | None = None  # log-space cap; None: 0.10 on cuda, 0.25 on cpu
+    max_ci_half_width: float | None = None  # log-space cap; None: 0.10 on cuda, 0.50 on cpu
     min_samples: int = 20
     wall_clock_max_drop: float = 0.5
     fork_server: bool = True  # False: a new interpreter per job (slower, no shared parent)
@@ -68,7 +68,7 @@ class GateOptions:
             return float(self.max_ci_half_width)
         # A shared CPU (CI) is far noisier than a GPU's event timer; the threshold at the CI's
         # lower bound still applies unchanged.
-        return 0.10 if self.device.startswith("cuda") else 0.25
+        return 0.10 if self.device.startswith("cuda") else 0.50
 
     def resolved_pairs(self) -> int:
         if self.pairs is not None:
@@ -285,6 +285,10 @@ class Gate:
         elif out["completed"] and res is None:
             detail = "the worker wrote no result" + (f" ({detail})" if detail else "")
         findings = [(f["kind"], f["where"], f["detail"]) for f in (res or {}).get("findings", [])] if completed else []
+        if out.get("leftover_processes"):
+            findings.insert(0, ("background_thread", "worker",
+                                f"{out['leftover_processes']} process(es) the candidate started were "
+                                "still running after the job and were killed"))
         timing = (res or {}).get("timing") if completed else None
         try:
             ev = _tscore.gate_judge_phase(
@@ -409,6 +413,7 @@ class Gate:
         out["signal"] = int(status.get("signal", 0))
         out["exit_code"] = int(status.get("exit_code", 0)) if out["signal"] == 0 else 0
         out["completed"] = out["signal"] == 0 and out["exit_code"] == 0
+        out["leftover_processes"] = int(status.get("leftover_processes", 0))
         return out
 
     # -- reports -----------------------------------------------------------------------------

@@ -1074,6 +1074,36 @@ def run_job(job_path: str) -> int:
     return 0
 
 
+def _kill_leftovers() -> int:
+    """Kills every other process of this server's process group (what a job left running:
+    reward hack T2 with processes instead of threads). Returns how many there were."""
+    me, group = os.getpid(), os.getpgid(0)
+    killed = 0
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return 0
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            state, _ppid, pgrp = stat[stat.rfind(")") + 2:].split()[:3]
+            if int(pgrp) == group and state != "Z":
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        except (OSError, ValueError):
+            continue
+    while True:  # reap any that were our own children
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    return killed
+
+
 def serve() -> int:
     """Fork server: one job path per stdin line, one JSON status line per job on stdout."""
     out = os.fdopen(os.dup(1), "w", buffering=1)
@@ -1105,7 +1135,9 @@ def serve() -> int:
         _, status = os.waitpid(pid, 0)
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+        leftover = _kill_leftovers()
         out.write(_json_dumps({"job": job_path, "exit_code": code, "signal": sig,
+                               "leftover_processes": leftover,
                                "wall_s": _monotonic() - t0}) + "\n")
     return 0
 
