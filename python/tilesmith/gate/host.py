@@ -162,6 +162,9 @@ def _worker_env() -> dict:
             env[k] = v
     paths = [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    # torch.cuda.is_available() through NVML, not cuInit: the fork server may ask it (Inductor's
+    # imports do) and must stay free of CUDA for its forked jobs.
+    env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -367,7 +370,10 @@ class Gate:
             return self._server
         self._stop_server()
         o = self.options
-        srv = _tscore.ChildProcess.start([o.python, "-m", "tilesmith.gate.worker", "--serve"],
+        argv = [o.python, "-m", "tilesmith.gate.worker", "--serve"]
+        if o.device.startswith("cuda"):
+            argv.append("--preload")  # Inductor's CUDA wrappers: import its runtime once
+        srv = _tscore.ChildProcess.start(argv,
                                          env=self._env, cwd=str(self._dir), no_network=True)
         try:
             line = srv.read_line(o.startup_timeout_s)

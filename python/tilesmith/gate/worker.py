@@ -42,6 +42,11 @@ import traceback  # noqa: E402
 
 import torch  # noqa: E402
 
+try:  # rebinds torch.manual_seed and friends at import: do it before anything is captured
+    import torch._dynamo  # noqa: E402,F401
+except Exception:  # pragma: no cover - a torch without dynamo still runs plain wrappers
+    pass
+
 _json_dumps = json.dumps
 _os_write = os.write
 _thread_enumerate = threading.enumerate
@@ -76,11 +81,32 @@ def _resolve(name: str):
 
 
 _TRUSTED = {n: _resolve(n) for n in _TRUSTED_NAMES}
+# What the tamper check compares with: the captured objects, re-read once the (trusted) original
+# wrapper has been imported, since its imports may legitimately rebind some of them.
+_BASELINE = dict(_TRUSTED)
+
+
+def _rebaseline() -> list:
+    global _BASELINE
+    now = {}
+    for n in _TRUSTED_NAMES:
+        try:
+            now[n] = _resolve(n)
+        except AttributeError:
+            pass
+    changed = [n for n in _TRUSTED_NAMES if now.get(n) is not _BASELINE.get(n)]
+    _BASELINE = now
+    return changed
+# The timing code calls these captured functions, never attribute lookups a candidate could
+# redirect between our checks.
+_event_record = _TRUSTED["torch.cuda.Event.record"]
+_event_elapsed = _TRUSTED["torch.cuda.Event.elapsed_time"]
+_event_synchronize = _TRUSTED["torch.cuda.Event.synchronize"]
 
 
 def _tampered() -> list[str]:
     out = []
-    for name, obj in _TRUSTED.items():
+    for name, obj in _BASELINE.items():
         try:
             now = _resolve(name)
         except AttributeError:
@@ -403,8 +429,8 @@ class Runner:
             idle = []
             for _ in range(5):
                 e = _TRUSTED["torch.cuda.Event"]()
-                e.record()
-                e.synchronize()
+                _event_record(e)
+                _event_synchronize(e)
                 t = _perf_counter()
                 _TRUSTED["torch.cuda.synchronize"]()
                 idle.append((_perf_counter() - t) * 1000.0)
@@ -464,8 +490,8 @@ class Runner:
             # is not finished here), then: is the device still busy once the current stream is?
             c.ready = [o.clone() if type(o) is torch.Tensor else o for o in c.outs]
             done = _TRUSTED["torch.cuda.Event"]()
-            done.record()
-            done.synchronize()
+            _event_record(done)
+            _event_synchronize(done)
             t = _perf_counter()
             self.sync()
             lag_ms = (_perf_counter() - t) * 1000.0
@@ -792,6 +818,9 @@ class Job:
         if warm.error:
             raise RuntimeError(f"the original wrapper raised on its own inputs: {warm.error}")
         del warm
+        rebound = _rebaseline()
+        if rebound:
+            self.info["rebound_by_original"] = rebound
         self.runner = Runner(self.device)
         try:
             self.candidate = _load_module(self.spec["candidate"], "tilesmith_gate_candidate").call
@@ -950,17 +979,17 @@ class Job:
             sync()
             t0 = _perf_counter()
             if cuda:
-                e0.record()
+                _event_record(e0)
             out = sides[side](call_args)
             if cuda:
-                e1.record()
+                _event_record(e1)
                 sync()  # device-wide: work on any stream lands inside the interval
-                e2.record()
-                e2.synchronize()
+                _event_record(e2)
+                _event_synchronize(e2)
             t1 = _perf_counter()
             if cuda:
-                ms = e0.elapsed_time(e2)
-                ev = e0.elapsed_time(e1)
+                ms = _event_elapsed(e0, e2)
+                ev = _event_elapsed(e0, e1)
             else:
                 ms = ev = (t1 - t0) * 1000.0
             if timed:
@@ -1104,17 +1133,55 @@ def _kill_leftovers() -> int:
     return killed
 
 
-def serve() -> int:
+def _cuda_driver_initialized() -> bool:
+    """Whether cuInit ran in this process (cuDeviceGetCount answers NOT_INITIALIZED before it;
+    it initializes nothing itself). A forked child cannot use CUDA after its parent did."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    n = ctypes.c_int(0)
+    return lib.cuDeviceGetCount(ctypes.byref(n)) != 3  # CUDA_ERROR_NOT_INITIALIZED
+
+
+def _preload() -> None:
+    """Imports every job needs (Inductor's wrapper header), once, in the server."""
+    for mod in ("torch._inductor.async_compile", "torch._inductor.select_algorithm"):
+        try:
+            importlib.import_module(mod)
+        except Exception:
+            pass
+
+
+def serve(preload: bool = False) -> int:
     """Fork server: one job path per stdin line, one JSON status line per job on stdout."""
     out = os.fdopen(os.dup(1), "w", buffering=1)
     # Nothing but status lines may reach the host's stdout pipe.
     os.dup2(2, 1)
-    out.write(_json_dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__}) + "\n")
+    if preload:
+        _preload()
+    # Forking is only sound while this process has never touched CUDA; otherwise every job gets
+    # a new interpreter instead (slower, same isolation).
+    fork = not torch.cuda.is_initialized() and not _cuda_driver_initialized()
+    out.write(_json_dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__,
+                           "fork": fork}) + "\n")
     for line in sys.stdin:
         job_path = line.strip()
         if not job_path:
             continue
         t0 = _monotonic()
+        if not fork:
+            import subprocess
+
+            log = open(os.path.join(os.path.dirname(job_path), "worker.log"), "ab")
+            r = subprocess.run([sys.executable, "-m", "tilesmith.gate.worker", "--job", job_path],
+                               stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            log.close()
+            sig = -r.returncode if r.returncode < 0 else 0
+            out.write(_json_dumps({"job": job_path, "exit_code": max(r.returncode, 0), "signal": sig,
+                                   "leftover_processes": _kill_leftovers(),
+                                   "wall_s": _monotonic() - t0}) + "\n")
+            continue
         pid = os.fork()
         if pid == 0:
             rc = 1
@@ -1147,9 +1214,11 @@ def main(argv=None) -> int:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--job", help="run one job (JSON spec) and write its result file")
     g.add_argument("--serve", action="store_true", help="fork server reading job paths on stdin")
+    p.add_argument("--preload", action="store_true",
+                   help="with --serve: import Inductor's runtime once in the server")
     a = p.parse_args(argv)
     if a.serve:
-        return serve()
+        return serve(a.preload)
     return run_job(a.job)
 
 
