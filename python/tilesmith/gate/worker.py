@@ -835,12 +835,17 @@ class Job:
 
         max_bytes = max([g["nbytes"] for g in self.layout.groups] + [1 << 16])
         self.poisoner = Poisoner(self.device, max_bytes)
+        self.info["setup_s"] = _perf_counter() - t_start
         if self.mode == "profile":
             return self.profile(t_start)
+        t0 = _perf_counter()
         ok = self.correctness()
+        self.info["correctness_s"] = _perf_counter() - t0
         timing = None
         if ok and self.mode == "evaluate":
+            t0 = _perf_counter()
             timing = self.timing()
+            self.info["timing_s"] = _perf_counter() - t0
         return self.result(t_start, timing)
 
     # -- correctness -------------------------------------------------------------------------
