@@ -175,9 +175,9 @@ GateVerdict decide(const PhaseVerdict& main, const PhaseVerdict* confirm,
   g.accept = true;
   g.kind = FailureKind::none;
   if (main.stats) {
-    g.reason = fmt::format("accepted: {} (CI {:.2f}-{}){}", format_speedup(g.speedup),
-                           g.speedup_lower, format_speedup(g.speedup_upper),
-                           g.confirmed ? ", confirmed" : "");
+    g.reason =
+        fmt::format("accepted: {} (CI {:.2f}-{}){}", format_speedup(g.speedup), g.speedup_lower,
+                    format_speedup(g.speedup_upper), g.confirmed ? ", confirmed" : "");
     if (confirm != nullptr && confirm->stats)
       g.reason += fmt::format(" at {}", format_speedup(1.0 / confirm->stats->ratio));
   } else {
