@@ -970,8 +970,10 @@ class Job:
         bad_call = None
         prev_out = {"A": None, "B": None}
 
+        stray_thread = None
+
         def one(side: str, i: int, timed: bool):
-            nonlocal bad_call
+            nonlocal bad_call, stray_thread
             k, p = i % K, i % P
             args, bufs = bufsets[side][k]
             self.layout.refill(bufs, values[p])
@@ -1017,6 +1019,11 @@ class Job:
                                 bad_call = (i, msg)
                                 break
             prev_out[side] = out  # keep the last output alive: no pointer reuse by the allocator
+            if side == "B" and stray_thread is None:
+                # A thread alive now would run into the original's next interval (T2).
+                extra = [t for t in _thread_enumerate() if t not in self.runner.threads and t.is_alive()]
+                if extra:
+                    stray_thread = (i, extra[0].name)
 
         for w in range(warmup):
             one("A", w, False)
@@ -1029,6 +1036,9 @@ class Job:
             self.finding(k, w, d)
         if bad_call is not None:
             self.finding("incorrect", f"timed call {bad_call[0] + 1}", bad_call[1])
+        if stray_thread is not None:
+            self.finding("background_thread", f"timed call {stray_thread[0] + 1}",
+                         f"thread {stray_thread[1]} still running after the call")
         del prev_out, bufsets, refs
         return {
             "baseline_ms": samples["A"],
