@@ -487,5 +487,5 @@ def _phase_dict(p: dict) -> dict:
                                                "suspicious": wc.suspicious, "detail": wc.detail},
         "timing_samples": None if not res.get("timing") else {
             k: res["timing"].get(k) for k in ("baseline_ms", "candidate_ms", "wall_clock", "order",
-                                              "l2", "rotation")},
+                                              "clock", "l2", "rotation")},
     }
