@@ -1,4 +1,5 @@
 // _tscore.proc_run: one child process with a deadline, output caps and group kill.
+//   c = _tscore.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5); c.stop()
 //   r = _tscore.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
 //   r.exit_code, r.stdout (bytes), r.timed_out, r.network ("not_requested", ...)
 // Spawn failures raise FileNotFoundError (no such executable or cwd) or _tscore.ProcError.
@@ -68,6 +69,64 @@ void bind_proc(nb::module_& m) {
       nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false,
       "Runs argv to completion (the GIL is released meanwhile). env is the child's whole "
       "environment unless inherit_env; timeout_s=0 means no deadline.");
+  // A long-lived child speaking lines on stdout (the gate's fork-server worker).
+  nb::class_<proc::ChildProcess>(m, "ChildProcess")
+      .def_static(
+          "start",
+          [](std::vector<std::string> argv, std::optional<std::map<std::string, std::string>> env,
+             bool inherit_env, std::string cwd, std::size_t stderr_cap, bool no_network) {
+            proc::RunOptions o;
+            o.argv = std::move(argv);
+            if (env) o.env = std::move(*env);
+            o.inherit_env = inherit_env;
+            o.cwd = std::move(cwd);
+            o.stderr_cap = stderr_cap;
+            o.no_network = no_network;
+            return value_or_raise(proc::ChildProcess::start(o), proc_error);
+          },
+          nb::arg("argv"), nb::kw_only(), nb::arg("env") = nb::none(),
+          nb::arg("inherit_env") = false, nb::arg("cwd") = "",
+          nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false)
+      .def_prop_ro("pid", &proc::ChildProcess::pid)
+      .def_prop_ro(
+          "network",
+          [](const proc::ChildProcess& c) { return proc::network_isolation_name(c.network()); })
+      .def("is_running", &proc::ChildProcess::is_running)
+      .def(
+          "read_line",
+          [](proc::ChildProcess& c, double timeout_s) {
+            Expected<std::string> r = [&] {
+              nb::gil_scoped_release unlocked;
+              return c.read_line(timeout_s);
+            }();
+            return value_or_raise(std::move(r), proc_error);
+          },
+          nb::arg("timeout_s"),
+          "The next stdout line; TimeoutError past the deadline, ProcError when stdout closed.")
+      .def(
+          "write_stdin",
+          [](proc::ChildProcess& c, nb::bytes data, double timeout_s) {
+            std::string bytes(data.c_str(), data.size());
+            Expected<void> r = [&] {
+              nb::gil_scoped_release unlocked;
+              return c.write_stdin(bytes, timeout_s);
+            }();
+            value_or_raise(std::move(r), proc_error);
+          },
+          nb::arg("data"), nb::arg("timeout_s"))
+      .def("close_stdin", &proc::ChildProcess::close_stdin)
+      .def_prop_ro("stderr",
+                   [](const proc::ChildProcess& c) {
+                     const std::string& s = c.stderr_bytes();
+                     return nb::bytes(s.data(), s.size());
+                   })
+      .def(
+          "stop",
+          [](proc::ChildProcess& c, double grace_s) {
+            nb::gil_scoped_release unlocked;
+            return c.stop(grace_s);
+          },
+          nb::arg("grace_s") = 1.0, "SIGTERM to the group, SIGKILL after grace_s, reap.");
 }
 
 }  // namespace ts::python

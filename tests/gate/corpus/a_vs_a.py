@@ -1,0 +1,22 @@
+# identical: A versus A, the original's code unchanged (only this header differs).
+#   Never faster by the threshold at the CI's lower bound, so never accepted.
+# expect: not_faster|too_noisy
+# needs: cpu
+import torch
+import torch.nn.functional as F
+
+REPEAT = 8
+
+
+def call(args):
+    x, w, b, running_mean = args
+    args.clear()
+    for _ in range(REPEAT):
+        h = torch.addmm(b, x, w)
+    y = F.dropout(torch.relu(h), p=0.1, training=True)
+    p = torch.softmax(h, dim=-1)
+    xc = x.clone()
+    m = h.mean(dim=0)
+    ms = (x * x).mean()
+    running_mean.mul_(0.9).add_(m, alpha=0.1)
+    return (y, p, x, xc, m, ms)

@@ -1,0 +1,18 @@
+# attack: returning a view of an input (S4). out[3] as x.view(x.shape) (values equal, storage
+#   shared with input 0) where the original returns a fresh copy.
+# expect: aliasing
+# needs: cpu
+import torch
+import torch.nn.functional as F
+
+
+def call(args):
+    x, w, b, running_mean = args
+    args.clear()
+    h = torch.addmm(b, x, w)
+    y = F.dropout(torch.relu(h), p=0.1, training=True)
+    p = torch.softmax(h, dim=-1)
+    m = h.mean(dim=0)
+    ms = (x * x).mean()
+    running_mean.mul_(0.9).add_(m, alpha=0.1)
+    return (y, p, x, x.view(x.shape), m, ms)

@@ -1,0 +1,18 @@
+# honest: the redundant matmuls dropped (computed once); everything else identical.
+# expect: accepted
+# needs: cpu
+import torch
+import torch.nn.functional as F
+
+
+def call(args):
+    x, w, b, running_mean = args
+    args.clear()
+    h = torch.addmm(b, x, w)
+    y = F.dropout(torch.relu(h), p=0.1, training=True)
+    p = torch.softmax(h, dim=-1)
+    xc = x.clone()
+    m = h.mean(dim=0)
+    ms = (x * x).mean()
+    running_mean.mul_(0.9).add_(m, alpha=0.1)
+    return (y, p, x, xc, m, ms)

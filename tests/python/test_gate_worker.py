@@ -1,0 +1,196 @@
+"""The gate's host/worker protocol: crashes, hangs and exceptions reject with a reason and
+leave the host (this process) unharmed; reports; check() and profile(); options; the C++
+verdict binding."""
+
+import json
+import math
+import os
+import time
+
+import pytest
+import torch
+
+import _tscore
+from gate_corpus import CORPUS, base_args, base_source
+from tilesmith.gate import Gate, GateOptions
+
+HONEST = (CORPUS / "honest_single_matmul.py").read_text()
+
+
+def _attack(name):
+    return (CORPUS / f"{name}.py").read_text()
+
+
+@pytest.fixture
+def gate(tmp_path):
+    g = Gate(base_source(), base_args(), tmp_path / "track",
+             GateOptions(device="cpu", timeout_s=60, pairs=120))
+    yield g
+    g.close()
+
+
+def test_user_tensors_are_copied_never_touched(tmp_path):
+    args = base_args()
+    before = [a.clone() for a in args]
+    ptrs = [a.data_ptr() for a in args]
+    with Gate(base_source(), args, tmp_path, GateOptions(device="cpu", timeout_s=60)) as g:
+        r = g.evaluate(_attack("attack_input_mutation"), label="mutation")
+        assert r.kind == "mutation"
+        r = g.evaluate(_attack("attack_stray_write"), label="stray")
+        assert r.kind == "stray_write"
+    assert len(args) == 4  # not consumed by args.clear()
+    for a, b, p in zip(args, before, ptrs):
+        assert a.data_ptr() == p and torch.equal(a, b)
+
+
+def test_crash_is_rejected_and_the_next_evaluation_works(gate):
+    r = gate.evaluate(_attack("attack_crash_segfault"), label="crash")
+    assert r.verdict == "rejected" and r.kind == "crashed"
+    assert "signal 11" in r.reason
+    r = gate.check(HONEST)  # a new worker, unharmed by the crash
+    assert r.verdict == "accepted", r.summary()
+
+
+def test_hang_hits_the_deadline_and_the_worker_is_killed(tmp_path):
+    with Gate(base_source(), base_args(), tmp_path,
+              GateOptions(device="cpu", timeout_s=6, pairs=30)) as g:
+        t0 = time.monotonic()
+        r = g.evaluate(_attack("attack_hang"), label="hang")
+        assert time.monotonic() - t0 < 40
+        assert r.verdict == "rejected" and r.kind == "timeout", r.reason
+        assert "deadline" in r.reason
+        # A new worker server comes up for the next candidate.
+        r = g.check(HONEST)
+        assert r.verdict == "accepted", r.summary()
+
+
+def test_exception_and_syntax_error(gate):
+    r = gate.evaluate(_attack("attack_raise"), label="raise")
+    assert r.kind == "exception" and "invalid configuration argument" in r.reason
+    r = gate.evaluate("def call(args):\n    return (\n", label="syntax")
+    assert r.kind == "exception" and "SyntaxError" in r.reason
+
+
+def test_host_state_is_untouched_by_candidates(gate):
+    prec = torch.get_float32_matmul_precision()
+    perf = time.perf_counter
+    eq = torch.Tensor.__eq__
+    for name in ("attack_global_flag_flip", "attack_timer_patch_import", "attack_comparison_patch"):
+        assert gate.evaluate(_attack(name), label=name).verdict == "rejected"
+    assert torch.get_float32_matmul_precision() == prec
+    assert time.perf_counter is perf and torch.Tensor.__eq__ is eq
+
+
+def test_worker_environment_has_no_credentials(tmp_path, monkeypatch):
+    monkeypatch.setenv("TS_TEST_API_KEY", "sk-should-not-leak")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
+    leak = ("import os\n"
+            "def call(args):\n"
+            "    raise RuntimeError('env: ' + ' '.join(sorted(k for k in os.environ if 'KEY' in k)))\n")
+    with Gate(base_source(), base_args(), tmp_path, GateOptions(device="cpu", timeout_s=60)) as g:
+        r = g.evaluate(leak, label="env")
+    assert r.kind == "exception" and "env:" in r.reason
+    assert "API_KEY" not in r.reason and "sk-" not in r.reason
+
+
+def test_report_file_is_complete(gate):
+    r = gate.evaluate(HONEST, label="honest one")
+    assert r.verdict == "accepted" and r.confirmed
+    assert os.path.dirname(r.path).endswith("profiles")
+    assert os.path.basename(r.path).endswith("_honest-one.json")
+    d = json.loads(open(r.path).read())
+    assert d == json.loads(json.dumps(r.to_dict(), default=str))
+    assert d["verdict"] == "accepted" and d["reason"] == r.reason
+    assert [p["phase"] for p in d["phases"]] == ["evaluate", "confirm"]
+    main = d["phases"][0]
+    assert main["stats"]["n"] == len(main["timing_samples"]["baseline_ms"]) == 120
+    assert main["seed"] != d["phases"][1]["seed"]  # the confirmation used new input values
+    assert {c["input_class"] for c in d["correctness"]} == {
+        "given", "normal", "zeros", "high_magnitude", "random_dist", "sparse_spikes"}
+    t = r.timing
+    assert t["original_ms"] > t["candidate_ms"] > 0
+    assert t["ratio_lower"] <= t["ratio"] <= t["ratio_upper"] < 0.98
+    assert math.isclose(r.speedup, 1 / t["ratio"], rel_tol=1e-9)
+    s = r.summary()
+    assert s.splitlines()[0] == r.reason and "ABBA pairs" in s and r.path in s
+    # Numbered in order of evaluation.
+    r2 = gate.evaluate(_attack("attack_raise"), label="second")
+    assert os.path.basename(r2.path).startswith("001_")
+    assert os.path.basename(r.path).startswith("000_")
+
+
+def test_check_is_correctness_only(gate):
+    r = gate.check(HONEST)
+    assert r.verdict == "accepted" and r.reason == "accepted: correct"
+    assert r.timing is None and r.speedup == 0 and not r.confirmed
+    r = gate.check(_attack("attack_skip_rng_advance"))
+    assert r.verdict == "rejected" and r.kind == "rng"
+
+
+def test_profile_lists_kernels(gate):
+    rows = gate.profile(HONEST)
+    names = {row["kernel"] for row in rows}
+    assert "aten::addmm" in names
+    mm = next(row for row in rows if row["kernel"] == "aten::addmm")
+    assert mm["original_ms"] > mm["candidate_ms"] > 0  # the original runs it 8 times
+    with pytest.raises(RuntimeError, match="exception"):
+        gate.profile(_attack("attack_raise"))
+
+
+def test_threshold_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILESMITH_MIN_IMPROVEMENT", "0.95")
+    opts = GateOptions(device="cpu", timeout_s=60, pairs=30)
+    assert opts.min_improvement == 0.95
+    with Gate(base_source(), base_args(), tmp_path, opts) as g:
+        r = g.evaluate(HONEST, label="honest-high-bar")
+    assert r.verdict == "rejected" and r.kind == "not_faster", r.reason
+    monkeypatch.setenv("TILESMITH_MIN_IMPROVEMENT", "fast")
+    with pytest.raises(ValueError, match="TILESMITH_MIN_IMPROVEMENT"):
+        GateOptions()
+    monkeypatch.delenv("TILESMITH_MIN_IMPROVEMENT")
+    assert GateOptions().min_improvement == 0.02
+
+
+def test_fresh_interpreter_mode(tmp_path):
+    with Gate(base_source(), base_args(), tmp_path,
+              GateOptions(device="cpu", timeout_s=60, fork_server=False, pairs=30)) as g:
+        r = g.evaluate(_attack("attack_crash_segfault"), label="crash")
+        assert r.kind == "crashed"
+        r = g.check(HONEST)
+        assert r.verdict == "accepted", r.summary()
+
+
+def test_host_misuse_raises(tmp_path):
+    with pytest.raises(ValueError, match="does not parse"):
+        Gate("def call(:\n", [], tmp_path)
+    with pytest.raises(ValueError, match="device"):
+        Gate(base_source(), base_args(), tmp_path, GateOptions(device="tpu"))
+    with pytest.raises(TypeError):
+        Gate(base_source(), [object()], tmp_path, GateOptions(device="cpu"))
+    g = Gate(base_source(), base_args(), tmp_path, GateOptions(device="cpu"))
+    g.close()
+    with pytest.raises(RuntimeError, match="close"):
+        g.evaluate(HONEST)
+
+
+def test_verdict_binding():
+    m = _tscore.gate_judge_phase("evaluate", completed=True,
+                                 findings=[("incorrect", "zeros", "out[0] max abs err 3e-1 > 1e-2")])
+    v = _tscore.gate_decide(m, None)
+    assert not v.accept and v.kind == "incorrect"
+    assert v.reason == "rejected: incorrect (zeros: out[0] max abs err 3e-1 > 1e-2)"
+    with pytest.raises(ValueError, match="unknown gate failure kind"):
+        _tscore.gate_judge_phase("evaluate", completed=True, findings=[("fast", "", "")])
+    base = [2.0 + 0.01 * (i % 3) for i in range(40)]
+    cand = [1.0 + 0.01 * (i % 5) for i in range(40)]
+    m = _tscore.gate_judge_phase("evaluate", completed=True, timed=True, baseline_ms=base,
+                                 candidate_ms=cand, host_wall_s=10.0)
+    c = _tscore.gate_judge_phase("confirm", completed=True, timed=True, baseline_ms=base,
+                                 candidate_ms=cand, host_wall_s=10.0)
+    v = _tscore.gate_decide(m, c)
+    assert v.accept and v.confirmed and v.reason.startswith("accepted: 1.9")
+    # Samples that add up to more than the host saw the worker run are not believed.
+    m = _tscore.gate_judge_phase("evaluate", completed=True, timed=True, baseline_ms=base,
+                                 candidate_ms=cand, host_wall_s=0.05)
+    assert m.kind == "timing_suspicious"
+    assert "none" in _tscore.gate_failure_kinds()
