@@ -9,4 +9,5 @@ void bind_spec(nanobind::module_& m);
 void bind_proc(nanobind::module_& m);
 void bind_stats(nanobind::module_& m);
 void bind_store(nanobind::module_& m);
+void bind_agent(nanobind::module_& m);
 }  // namespace ts::python

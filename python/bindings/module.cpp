@@ -12,4 +12,5 @@ NB_MODULE(_tscore, m) {
   ts::python::bind_proc(m);
   ts::python::bind_stats(m);
   ts::python::bind_store(m);
+  ts::python::bind_agent(m);
 }
