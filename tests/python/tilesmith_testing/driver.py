@@ -18,7 +18,7 @@ sys.modules["tilesmith.gate"] = fake_gate  # the test double stands in for the g
 import tilesmith  # noqa: E402
 from tilesmith import _api  # noqa: E402
 
-RESULT_MARK = "TILESMITH_DRIVER_RESULT "
+from tilesmith_testing import RESULT_MARK  # noqa: E402
 
 
 class Tiny(torch.nn.Module):
