@@ -219,7 +219,20 @@ class GraphState:
         options = GateOptions(device=self.device, static_input_idxs=self.static_input_idxs)
         gate = Gate(original_text, copies, track.dir, options)
         del copies  # the gate keeps its own copies
+        try:
+            self._run_with_gate(gate, track, key, header, original_text)
+        finally:
+            close = getattr(gate, "close", None)  # stops the gate's workers
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    pass
 
+    def _run_with_gate(self, gate, track, key, header, original_text) -> None:
+        import _tscore
+
+        s = self.session
         if self._try_artifact_cache(gate, track, key):
             return
 

@@ -314,3 +314,82 @@ def test_cache_key_is_sha256_of_graph_and_environment():
     assert _identity.cache_key(**nofx) != _identity.cache_key(**{**nofx, "normalized_source": "s2"})
     # File paths in the FX text's comments do not change it.
     assert _identity.cache_key(**{**base, "fx_text": "graph\n  # File: /a/b.py:3 in f"}) == k
+
+
+# ---- failing closed (in this process) --------------------------------------------------------------
+
+class _ExplodingGate:
+    def __init__(self, *a, **k):
+        raise RuntimeError("the gate could not start")
+
+
+def _route_to(clean_env, url):
+    clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
+    clean_env.setenv("TILESMITH_MODEL", "m")
+    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_BASE_URL", url)
+
+
+@needs_mock
+def test_failures_on_the_optimization_path_keep_inductor(clean_env, tmp_path, capsys):
+    import types
+
+    from tilesmith_testing import fake_gate
+
+    torch.manual_seed(0)
+    model, x = Small().eval(), torch.randn(4, 8)
+    with torch.no_grad():
+        eager = model(x)
+
+    # 1. The gate fails to start: the graph keeps Inductor, the user's call is unaffected.
+    broken = types.ModuleType("tilesmith.gate")
+    broken.Gate, broken.GateOptions = _ExplodingGate, fake_gate.GateOptions
+    clean_env.setitem(sys.modules, "tilesmith.gate", broken)
+    _route_to(clean_env, "http://127.0.0.1:9/v1")
+    m = tilesmith.compile(model, example_inputs=(x,))
+    with torch.no_grad():
+        assert torch.equal(m(x), eager) and torch.equal(m(x), eager)
+    (d,) = tilesmith.diagnostics(m)
+    assert d.eligible and d.status.startswith("kept Inductor: internal error")
+    assert "the gate could not start" in d.status and tilesmith.benchmarks(m) == ()
+    assert HEX64.match(d.cache_key) and os.path.isdir(d.track_dir)
+    assert "kept Inductor" in capsys.readouterr().err
+
+    # 2. The model route answers with an error: no candidate, plain Inductor, reason recorded.
+    clean_env.setitem(sys.modules, "tilesmith.gate", fake_gate)
+    script = [{"kind": "error", "status": 400, "message": "model not found"}]
+    with mock_server.MockServer(script, tmp_path) as url:
+        _route_to(clean_env, url)
+        m = tilesmith.compile(model, example_inputs=(x,), max_model_calls=2)
+        with torch.no_grad():
+            assert torch.equal(m(x), eager) and torch.equal(m(x), eager)
+    (d,) = tilesmith.diagnostics(m)
+    assert d.status.startswith("kept Inductor: no candidate accepted (failed")
+    assert "model not found" in d.status and tilesmith.benchmarks(m) == ()
+    assert tilesmith.run_info(m)["model_calls"] == 1
+    summary = json.loads((pathlib.Path(d.track_dir) / "track.json").read_text())
+    assert summary["status"] == d.status and summary["kind"] == "inference"
+
+
+def test_progress_redraws_on_a_terminal_and_logs_lines_otherwise(monkeypatch):
+    from tilesmith._progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, plain = Tty(), io.StringIO()
+    for stream in (tty, plain):
+        p = Progress(stream)
+        p.update("graph 1 forward", "agent turn ...")
+        p.update("graph 1 forward", "evaluating candidate 1 ...")
+        p.event("graph 1 forward", "installed: 1.20x")
+    assert plain.getvalue().splitlines() == [
+        "tilesmith [graph 1 forward] agent turn ...",
+        "tilesmith [graph 1 forward] evaluating candidate 1 ...",
+        "tilesmith [graph 1 forward] installed: 1.20x"]
+    assert tty.getvalue().count("\r\x1b[2K") == 3 and tty.getvalue().count("\n") == 1
+    monkeypatch.setenv("TILESMITH_PROGRESS", "0")
+    quiet = io.StringIO()
+    Progress(quiet).event("g", "x")
+    assert quiet.getvalue() == ""
