@@ -45,7 +45,7 @@ def normalize_wrapper(source: str) -> str:
             continue
         if line.lstrip().startswith("#") and cache in line:
             line = line.replace(cache, CACHE_DIR_PLACEHOLDER)
-        out.append(line.rstrip())
+        out.append(line)
     return "\n".join(out).strip("\n") + "\n"
 
 
