@@ -131,7 +131,9 @@ class GraphState:
             state.cg.current_callable = state.original
             result = state.original(args)  # the user's own call runs on Inductor's code
             if copies is not None:
-                state._optimize_safely(copies)
+                box = [copies]
+                del copies  # the box holds the only reference: the gate's snapshot frees it
+                state._optimize_safely(box)
             return result
 
         tilesmith_first_call._tilesmith_state = self
@@ -168,20 +170,22 @@ class GraphState:
             pass
 
     # -- optimization --------------------------------------------------------------------------
-    def _optimize_safely(self, copies) -> None:
+    def _optimize_safely(self, box: list) -> None:
         devices = []
         if self.device == "cuda" and torch.cuda.is_available():
             devices = [torch.cuda.current_device()]
         try:
             with torch.random.fork_rng(devices=devices):  # the user's RNG stream stays untouched
                 with torch.no_grad():
-                    self._optimize(copies)
+                    self._optimize(box)
         except Exception as e:
             detail = traceback.format_exc(limit=-3).strip().splitlines()[-1]
             self._keep(f"internal error on the optimization path ({_reason_of(e)}; {detail})")
 
-    def _optimize(self, copies) -> None:
+    def _optimize(self, box: list) -> None:
         import _tscore
+
+        copies = box.pop()
 
         s = self.session
         header = _identity.fx_header(self.fx_text, self.kind, self.label)

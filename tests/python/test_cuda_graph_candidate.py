@@ -66,7 +66,8 @@ def _cpu_training_forward():
             if not kw.get("is_backward"):
                 seen.append(out)
             return out
-        return compile_fx(gm, ex, inner_compile=inner)
+        with torch._functorch.config.patch(enable_autograd_cache=False):  # inductor.md §1.4
+            return compile_fx(gm, ex, inner_compile=inner)
 
     lin = torch.nn.Linear(8, 8)
     torch._dynamo.reset()
