@@ -393,3 +393,26 @@ def test_progress_redraws_on_a_terminal_and_logs_lines_otherwise(monkeypatch):
     quiet = io.StringIO()
     Progress(quiet).event("g", "x")
     assert quiet.getvalue() == ""
+
+
+@needs_mock
+def test_shape_specialized_graphs_get_their_own_tracks(clean_env, tmp_path):
+    from tilesmith_testing import fake_gate
+
+    clean_env.setitem(sys.modules, "tilesmith.gate", fake_gate)
+    torch.manual_seed(0)
+    model = Small().eval()
+    xs = [torch.randn(4, 8), torch.randn(6, 8)]
+    with mock_server.MockServer(scripts.accept_each(2), tmp_path) as url:
+        _route_to(clean_env, url)
+        m = tilesmith.compile(model, example_inputs=(xs[0],), dynamic=False)
+        with torch.no_grad():
+            for x in xs + xs:
+                assert torch.allclose(m(x), model(x), atol=1e-6)
+    diags = tilesmith.diagnostics(m)
+    assert [(d.dynamo_graph, d.kind, d.status) for d in diags] == [
+        (1, "inference", "installed"), (2, "inference", "installed")]
+    assert len({d.cache_key for d in diags}) == 2 and len({d.track_dir for d in diags}) == 2
+    assert [b.graph for b in tilesmith.benchmarks(m)] == [1, 2]
+    state = tilesmith._api._session_of(m)
+    assert [g.installed_module._ts_calls[0] for g in state.graphs] == [1, 1]
