@@ -56,7 +56,8 @@ class Benchmark:
     torch_inductor_ms: float
     tilesmith_ms: float
     speedup: float
-    source: str  # "agent" (measured in this run) | "artifact_cache" (measured when accepted)
+    source: str  # "agent" (measured in this run) | "artifact_cache" (measured when accepted) |
+    #              "same_graph" (an identical graph earlier in this run)
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -209,7 +210,7 @@ class GraphState:
         if earlier is not None and earlier is not self:  # the same graph again in this run
             if earlier.installed_module is not None:
                 self._install_text(earlier.installed_text, earlier.installed_path,
-                                   earlier.installed_report, "artifact_cache")
+                                   earlier.installed_report, "same_graph")
                 return
             self._keep(f"the identical graph {earlier.label} kept Inductor ({earlier.status})")
             return
@@ -323,7 +324,8 @@ class GraphState:
                           tilesmith_ms=float(timing.get("candidate_ms") or 0.0),
                           speedup=float(report.get("speedup") or 0.0), source=source)
         self.session.add_benchmark(bench)
-        self.status = "installed" if source == "agent" else "installed from the artifact cache"
+        self.status = {"agent": "installed", "artifact_cache": "installed from the artifact cache",
+                       "same_graph": "installed (identical to an earlier graph of this run)"}[source]
         PROGRESS.event(self.label, f"{self.status}: {bench.speedup:.2f}x "
                                    f"({bench.torch_inductor_ms:.4f} ms -> {bench.tilesmith_ms:.4f} ms)")
         self._write_track_summary()
