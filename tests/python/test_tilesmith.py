@@ -416,3 +416,36 @@ def test_shape_specialized_graphs_get_their_own_tracks(clean_env, tmp_path):
     assert [b.graph for b in tilesmith.benchmarks(m)] == [1, 2]
     state = tilesmith._api._session_of(m)
     assert [g.installed_module._ts_calls[0] for g in state.graphs] == [1, 1]
+
+
+class Twice(torch.nn.Module):
+    """The same layer on both sides of a graph break: two identical Inductor graphs."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = torch.relu(self.lin(x))
+        torch._dynamo.graph_break()
+        return torch.relu(self.lin(x))
+
+
+@needs_mock
+def test_an_identical_graph_in_the_same_run_reuses_the_winner(clean_env, tmp_path):
+    from tilesmith_testing import fake_gate
+
+    clean_env.setitem(sys.modules, "tilesmith.gate", fake_gate)
+    torch.manual_seed(0)
+    model, x = Twice().eval(), torch.randn(4, 8)
+    with mock_server.MockServer(scripts.accept_each(1), tmp_path) as url:  # one agent run only
+        _route_to(clean_env, url)
+        m = tilesmith.compile(model, example_inputs=(x,))
+        with torch.no_grad():
+            for _ in range(2):
+                assert torch.allclose(m(x), model(x), atol=1e-6)
+    d1, d2 = tilesmith.diagnostics(m)
+    assert d1.cache_key == d2.cache_key and d1.status == "installed"
+    assert d2.status == "installed (identical to an earlier graph of this run)"
+    assert [b.source for b in tilesmith.benchmarks(m)] == ["agent", "same_graph"]
+    assert tilesmith.run_info(m)["model_calls"] == 1
