@@ -10,4 +10,5 @@ void bind_proc(nanobind::module_& m);
 void bind_stats(nanobind::module_& m);
 void bind_store(nanobind::module_& m);
 void bind_gate(nanobind::module_& m);
+void bind_agent(nanobind::module_& m);
 }  // namespace ts::python

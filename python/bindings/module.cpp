@@ -16,4 +16,5 @@ NB_MODULE(_tscore, m) {
   ts::python::bind_stats(m);
   ts::python::bind_store(m);
   ts::python::bind_gate(m);
+  ts::python::bind_agent(m);
 }

@@ -1,16 +1,174 @@
-"""The `tilesmith` command line."""
+"""The `tilesmith` command line: the runs and tracks under the cache root.
+
+    tilesmith runs                     list runs (id, tracks, last change)
+    tilesmith show RUN [KEY]           a run's tracks (kind, status, attempts, verdicts, speedup),
+                                       or one track's attempts and every report in it
+    tilesmith clean [--older-than D]   remove runs (tracks in use by a live writer are kept)
+
+The root is TILESMITH_CACHE_DIR, else ~/.cache/tilesmith.
+"""
+
+from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import sys
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="tilesmith", description=__doc__)
-    parser.add_subparsers(dest="command")
+def _root() -> str:
+    import _tscore
+
+    return _tscore.cache_root()
+
+
+def _read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _profiles(track_dir) -> list[tuple[str, dict]]:
+    d = os.path.join(track_dir, "profiles")
+    if not os.path.isdir(d):
+        return []
+    out = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".json") and not name.startswith("."):
+            out.append((name, _read_json(os.path.join(d, name)) or {}))
+    return out
+
+
+def _attempts(track_dir) -> list[str]:
+    d = os.path.join(track_dir, "attempts")
+    if not os.path.isdir(d):
+        return []
+    return sorted(n for n in os.listdir(d) if n.startswith("attempt_") and n.endswith(".py"))
+
+
+def _resolve_run(root, run) -> str | None:
+    import _tscore
+
+    ids = [r["run_id"] for r in _tscore.list_runs(root)]
+    if run in ids:
+        return run
+    matches = [i for i in ids if i.startswith(run)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def cmd_runs(args, out) -> int:
+    import _tscore
+
+    root = _root()
+    runs = _tscore.list_runs(root)
+    if not runs:
+        print(f"no runs under {root}", file=out)
+        return 0
+    print(f"{'RUN':48} {'TRACKS':>6}  LAST CHANGE (UTC)", file=out)
+    for r in runs:
+        when = datetime.datetime.fromtimestamp(r["modified_unix_s"], datetime.timezone.utc)
+        print(f"{r['run_id']:48} {r['tracks']:>6}  {when:%Y-%m-%d %H:%M:%S}", file=out)
+    return 0
+
+
+def _verdicts(track_dir) -> str:
+    parts = []
+    for _, rep in _profiles(track_dir):
+        v = rep.get("verdict", "?")
+        sp = rep.get("speedup")
+        parts.append(f"{v}" + (f" {sp:.2f}x" if isinstance(sp, (int, float)) and sp else ""))
+    return ", ".join(parts) or "-"
+
+
+def cmd_show(args, out) -> int:
+    import _tscore
+
+    root = _root()
+    run = _resolve_run(root, args.run)
+    if run is None:
+        print(f"tilesmith show: no run {args.run!r} under {root} (see `tilesmith runs`)",
+              file=sys.stderr)
+        return 1
+    keys = _tscore.list_tracks(root, run)
+    if args.key is None:
+        print(f"run {run}: {len(keys)} track(s)", file=out)
+        for key in keys:
+            tdir = os.path.join(root, "runs", run, key)
+            summary = _read_json(os.path.join(tdir, "track.json")) or {}
+            hit = os.path.exists(os.path.join(tdir, "cache.json"))
+            bench = summary.get("benchmark") or {}
+            speed = f"{bench['speedup']:.2f}x" if bench.get("speedup") else "-"
+            print(f"  {key}  {summary.get('kind', '?'):9} {speed:>7}  "
+                  f"{summary.get('status', '?')}{'  [artifact-cache hit]' if hit else ''}",
+                  file=out)
+            print(f"      attempts: {len(_attempts(tdir))}  verdicts: {_verdicts(tdir)}", file=out)
+        return 0
+    matches = [k for k in keys if k.startswith(args.key)]
+    if len(matches) != 1:
+        print(f"tilesmith show: run {run} has no single track matching {args.key!r}",
+              file=sys.stderr)
+        return 1
+    key = matches[0]
+    tdir = os.path.join(root, "runs", run, key)
+    summary = _read_json(os.path.join(tdir, "track.json")) or {}
+    print(f"track {key} of run {run}", file=out)
+    print(f"  dir:    {tdir}", file=out)
+    for field in ("kind", "status", "reason"):
+        if field in summary:
+            print(f"  {field + ':':7} {summary[field]}", file=out)
+    if summary.get("benchmark"):
+        b = summary["benchmark"]
+        print(f"  timing: Inductor {b['torch_inductor_ms']:.4f} ms, Tilesmith "
+              f"{b['tilesmith_ms']:.4f} ms, {b['speedup']:.2f}x ({b['source']})", file=out)
+    hit = _read_json(os.path.join(tdir, "cache.json"))
+    if hit:
+        print(f"  artifact-cache hit: {hit.get('artifact')} (installed: {hit.get('installed')}; "
+              f"re-check: {(hit.get('check') or {}).get('reason')})", file=out)
+    print("  attempts:", file=out)
+    for name in _attempts(tdir):
+        with open(os.path.join(tdir, "attempts", name)) as f:
+            lines = f.read().count("\n")
+        print(f"    {name}  {lines} lines", file=out)
+    print("  reports:", file=out)
+    for name, rep in _profiles(tdir):
+        print(f"    {name}: {rep.get('reason') or rep.get('verdict', '?')}", file=out)
+    return 0
+
+
+def cmd_clean(args, out) -> int:
+    import _tscore
+
+    report = _tscore.clean_runs(_root(), args.older_than)
+    print(f"removed {len(report['removed'])} run(s)", file=out)
+    for r in report["skipped_in_use"]:
+        print(f"  kept {r}: in use", file=out)
+    return 0
+
+
+def main(argv=None, out=None) -> int:
+    out = out or sys.stdout
+    parser = argparse.ArgumentParser(prog="tilesmith", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("runs", help="list runs")
+    show = sub.add_parser("show", help="a run's tracks, or one track in detail")
+    show.add_argument("run", help="run id (or a unique prefix)")
+    show.add_argument("key", nargs="?", help="cache key (or a unique prefix)")
+    clean = sub.add_parser("clean", help="remove runs")
+    clean.add_argument("--older-than", type=float, default=None, metavar="DAYS",
+                       help="only runs last changed more than DAYS days ago")
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-    return 0
+        parser.print_help(out)
+        return 0
+    try:
+        return {"runs": cmd_runs, "show": cmd_show, "clean": cmd_clean}[args.command](args, out)
+    except OSError as e:
+        print(f"tilesmith {args.command}: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,344 @@
+// _tscore.agent: the C++ agent runtime driven from Python (INTERFACES.md §2).
+//
+//   from _tscore import agent
+//   ok, text = agent.resolve("gpt-5", env=None)       # (True, describe()) or (False, reason)
+//   budget = agent.Budget(70)                         # shared by every graph of one compile
+//   res = agent.run(workspace, budget, model=None, loops=1, agency="medium", task="")
+//
+// `workspace` is any Python object with original(), write_candidate(text), evaluate(text) -> dict,
+// profile(text) -> list[dict], list_specs(), read_spec(name), track_dir(). A C++ Workspace
+// forwards to it, taking the GIL for each call; the GIL is released for the rest of the run (model
+// calls, backoff sleeps). A Python exception in a workspace method becomes an error the model sees
+// as a tool result; it never unwinds through the agent.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bindings.hpp"
+#include "ts/agent/agent.hpp"
+#include "ts/agent/provider.hpp"
+
+namespace nb = nanobind;
+
+namespace ts::python {
+namespace {
+
+using agent::EvalReport;
+using agent::KernelTime;
+
+/// "ValueError: bad shape" for the exception being handled (GIL held).
+std::string describe_python_error(const nb::python_error& e) {
+  std::string type = "Exception";
+  try {
+    type = nb::cast<std::string>(e.type().attr("__name__"));
+  } catch (...) {
+  }
+  std::string text;
+  try {
+    text = nb::cast<std::string>(nb::str(e.value()));
+  } catch (...) {
+  }
+  return text.empty() ? type : type + ": " + text;
+}
+
+/// Runs `fn` (GIL held by the caller); any exception becomes an Errc::io error naming `method`.
+template <class F>
+auto guarded(const char* method, F&& fn) -> Expected<decltype(fn())> {
+  try {
+    if constexpr (std::is_void_v<decltype(fn())>) {
+      fn();
+      return {};
+    } else {
+      return fn();
+    }
+  } catch (nb::python_error& e) {
+    return fail(Errc::io,
+                fmt::format("workspace.{}() raised {}", method, describe_python_error(e)));
+  } catch (const std::exception& e) {
+    return fail(Errc::io, fmt::format("workspace.{}() failed: {}", method, e.what()));
+  }
+}
+
+double number_or(nb::handle d, const char* key, double fallback) {
+  if (!nb::isinstance<nb::dict>(d)) return fallback;
+  nb::dict dict = nb::borrow<nb::dict>(d);
+  if (!dict.contains(key)) return fallback;
+  nb::object v = dict[key];
+  if (v.is_none()) return fallback;
+  return nb::cast<double>(v);
+}
+
+/// A GateReport.to_dict()-shaped dict (or an object with to_dict()) -> EvalReport.
+EvalReport report_from_python(nb::handle obj) {
+  nb::object d = nb::borrow(obj);
+  if (!nb::isinstance<nb::dict>(d) && nb::hasattr(d, "to_dict")) d = d.attr("to_dict")();
+  if (!nb::isinstance<nb::dict>(d))
+    throw std::runtime_error("evaluate() must return a dict (GateReport.to_dict()), not " +
+                             nb::cast<std::string>(nb::str(d.type())));
+  nb::dict dict = nb::borrow<nb::dict>(d);
+  EvalReport r;
+  std::string verdict = dict.contains("verdict") ? nb::cast<std::string>(dict["verdict"]) : "";
+  if (verdict != "accepted" && verdict != "rejected")
+    throw std::runtime_error("evaluate() returned verdict '" + verdict +
+                             "' (expected 'accepted' or 'rejected')");
+  r.verdict = verdict == "accepted" ? agent::Verdict::accepted : agent::Verdict::rejected;
+  if (dict.contains("reason")) r.reason = nb::cast<std::string>(nb::str(dict["reason"]));
+  r.speedup = number_or(dict, "speedup", 0.0);
+  if (dict.contains("correctness") && !dict["correctness"].is_none()) {
+    for (nb::handle c : dict["correctness"]) {
+      agent::CorrectnessResult cr;
+      nb::dict cd = nb::cast<nb::dict>(c);
+      if (cd.contains("input_class")) cr.input_class = nb::cast<std::string>(cd["input_class"]);
+      if (cd.contains("passed")) cr.passed = nb::cast<bool>(cd["passed"]);
+      if (cd.contains("detail")) cr.detail = nb::cast<std::string>(nb::str(cd["detail"]));
+      r.correctness.push_back(std::move(cr));
+    }
+  }
+  if (dict.contains("timing") && nb::isinstance<nb::dict>(dict["timing"])) {
+    nb::object t = dict["timing"];
+    r.timing.original_ms = number_or(t, "original_ms", 0.0);
+    r.timing.candidate_ms = number_or(t, "candidate_ms", 0.0);
+    r.timing.spread_pct = number_or(t, "spread_pct", 0.0);
+    r.timing.pairs = static_cast<int>(number_or(t, "pairs", 0.0));
+  }
+  return r;
+}
+
+nb::dict report_to_python(const EvalReport& r) {
+  nb::dict d;
+  d["verdict"] = r.verdict == agent::Verdict::accepted ? "accepted" : "rejected";
+  d["reason"] = r.reason;
+  d["speedup"] = r.speedup;
+  nb::list correctness;
+  for (const auto& c : r.correctness) {
+    nb::dict cd;
+    cd["input_class"] = c.input_class;
+    cd["passed"] = c.passed;
+    cd["detail"] = c.detail;
+    correctness.append(cd);
+  }
+  d["correctness"] = correctness;
+  nb::dict t;
+  t["original_ms"] = r.timing.original_ms;
+  t["candidate_ms"] = r.timing.candidate_ms;
+  t["spread_pct"] = r.timing.spread_pct;
+  t["pairs"] = r.timing.pairs;
+  d["timing"] = t;
+  return d;
+}
+
+/// The C++ Workspace over a Python object. original() and track_dir() are read once, before the
+/// GIL is released; every other method takes the GIL for the duration of the Python call.
+class PyWorkspace final : public agent::Workspace {
+ public:
+  PyWorkspace(nb::object obj, std::string original, std::filesystem::path track_dir)
+      : obj_(std::move(obj)), original_(std::move(original)), track_dir_(std::move(track_dir)) {}
+
+  std::string original() override { return original_; }
+  std::filesystem::path track_dir() override { return track_dir_; }
+
+  Expected<void> write_candidate(std::string_view text) override {
+    nb::gil_scoped_acquire gil;
+    return guarded("write_candidate",
+                   [&] { obj_.attr("write_candidate")(nb::str(text.data(), text.size())); });
+  }
+
+  Expected<EvalReport> evaluate(std::string_view candidate) override {
+    nb::gil_scoped_acquire gil;
+    return guarded("evaluate", [&] {
+      nb::object d = obj_.attr("evaluate")(nb::str(candidate.data(), candidate.size()));
+      EvalReport r = report_from_python(d);
+      if (!nb::isinstance<nb::dict>(d) && nb::hasattr(d, "to_dict")) d = d.attr("to_dict")();
+      full_reports_[std::string(candidate)] = d;  // the complete report, for the result
+      return r;
+    });
+  }
+
+  Expected<std::vector<KernelTime>> profile(std::string_view candidate) override {
+    nb::gil_scoped_acquire gil;
+    return guarded("profile", [&] {
+      std::vector<KernelTime> out;
+      nb::object rows = obj_.attr("profile")(nb::str(candidate.data(), candidate.size()));
+      for (nb::handle row : rows) {
+        nb::dict d = nb::cast<nb::dict>(row);
+        KernelTime k;
+        k.kernel = d.contains("kernel") ? nb::cast<std::string>(nb::str(d["kernel"])) : "?";
+        if (d.contains("original_ms") && !d["original_ms"].is_none())
+          k.original_ms = nb::cast<double>(d["original_ms"]);
+        if (d.contains("candidate_ms") && !d["candidate_ms"].is_none())
+          k.candidate_ms = nb::cast<double>(d["candidate_ms"]);
+        out.push_back(std::move(k));
+      }
+      return out;
+    });
+  }
+
+  std::vector<std::string> list_specs() override {
+    nb::gil_scoped_acquire gil;
+    if (!nb::hasattr(obj_, "list_specs")) return {};
+    auto r = guarded("list_specs",
+                     [&] { return nb::cast<std::vector<std::string>>(obj_.attr("list_specs")()); });
+    return r ? *r : std::vector<std::string>{};
+  }
+
+  Expected<std::string> read_spec(std::string_view name) override {
+    nb::gil_scoped_acquire gil;
+    if (!nb::hasattr(obj_, "read_spec"))
+      return fail(Errc::not_found, "no spec named '" + std::string(name) + "'");
+    return guarded("read_spec", [&] {
+      return nb::cast<std::string>(obj_.attr("read_spec")(nb::str(name.data(), name.size())));
+    });
+  }
+
+  /// The Python report the workspace returned for `text`, else one rebuilt from the C++ report.
+  nb::object full_report(const std::string& text, const EvalReport& fallback) const {
+    auto it = full_reports_.find(text);
+    return it != full_reports_.end() ? it->second : nb::object(report_to_python(fallback));
+  }
+
+ private:
+  nb::object obj_;
+  std::string original_;
+  std::filesystem::path track_dir_;
+  std::map<std::string, nb::object> full_reports_;  // touched only with the GIL held
+};
+
+agent::EnvMap env_from(const std::optional<std::map<std::string, std::string>>& env) {
+  if (!env) return agent::process_env();
+  return agent::EnvMap(env->begin(), env->end());
+}
+
+nb::dict failed_result(const std::string& reason) {
+  nb::dict d;
+  d["outcome"] = "failed";
+  d["accepted"] = nb::list();
+  d["model_calls"] = 0;
+  d["rejected_candidates"] = 0;
+  d["reason"] = reason;
+  return d;
+}
+
+nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std::string> model,
+             int loops, const std::string& agency_text, const std::string& task, bool traces,
+             std::optional<std::map<std::string, std::string>> env) {
+  auto agency = agent::parse_agency(agency_text);
+  if (!agency) throw nb::value_error(agency.error().message.c_str());
+  if (loops < 1) throw nb::value_error(fmt::format("loops must be >= 1, not {}", loops).c_str());
+
+  // The two methods the runtime reads as plain values are read here, with the GIL held; a failure
+  // is a failed run, not an exception.
+  std::string original;
+  std::filesystem::path track_dir;
+  if (auto r =
+          guarded("original", [&] { return nb::cast<std::string>(workspace.attr("original")()); }))
+    original = std::move(*r);
+  else
+    return failed_result(r.error().message);
+  if (auto r = guarded("track_dir", [&] {
+        return nb::cast<std::string>(nb::str(workspace.attr("track_dir")()));
+      }))
+    track_dir = *r;
+  else
+    return failed_result(r.error().message);
+
+  agent::EnvMap env_map = env_from(env);
+  auto provider = agent::resolve_provider(model, env_map);
+  if (!provider) return failed_result(provider.error().message);
+
+  PyWorkspace ws(workspace, std::move(original), std::move(track_dir));
+  agent::AgentOptions options;
+  options.loops = loops;
+  options.agency = *agency;
+  options.task = task;
+  options.traces = traces;
+
+  std::optional<agent::AgentResult> result;
+  std::string route_error;
+  {
+    nb::gil_scoped_release release;  // model calls, proxy start-up, backoff sleeps
+    auto route = agent::open_route(std::move(*provider));
+    if (!route) {
+      route_error = route.error().message;
+    } else {
+      agent::ChatClient client((*route)->provider());
+      result = agent::run_agent(client, ws, budget, options);
+    }
+  }
+  if (!result) return failed_result("the model route did not open: " + route_error);
+
+  nb::dict d;
+  d["outcome"] = agent::outcome_name(result->outcome);
+  nb::list accepted;
+  for (const auto& a : result->accepted) {
+    nb::dict ad;
+    ad["loop"] = a.loop;
+    ad["text"] = a.text;
+    ad["report"] = ws.full_report(a.text, a.report);
+    accepted.append(ad);
+  }
+  d["accepted"] = accepted;
+  d["model_calls"] = result->model_calls;
+  d["rejected_candidates"] = result->rejected_candidates;
+  d["reason"] = result->reason;
+  return d;
+}
+
+}  // namespace
+
+void bind_agent(nb::module_& m) {
+  // A Budget is held by a tilesmith.compile session, which torch.compile's global caches keep
+  // alive until interpreter exit; nanobind's exit-time leak report would print into every user
+  // program that used Tilesmith. (Reference counting is still checked by the tests' behaviour.)
+  nb::set_leak_warnings(false);
+  nb::module_ a = m.def_submodule("agent", "The agent runtime (model route, budget, agent loop)");
+
+  a.def(
+      "resolve",
+      [](std::optional<std::string> model, std::optional<std::map<std::string, std::string>> env) {
+        auto p = agent::resolve_provider(model, env_from(env));
+        if (!p) return std::make_pair(false, p.error().message);
+        return std::make_pair(true, p->describe());
+      },
+      nb::arg("model") = nb::none(), nb::arg("env") = nb::none(),
+      "(True, route description) or (False, why no model or route is available). The API key "
+      "is never part of the description.");
+
+  nb::class_<agent::CallBudget>(a, "Budget",
+                                "The exact number of model invocations, shared by every graph of "
+                                "one tilesmith.compile call (None: no cap).")
+      .def(
+          "__init__",
+          [](agent::CallBudget* self, std::optional<int> max_calls) {
+            if (max_calls && *max_calls < 0)
+              throw nb::value_error(
+                  fmt::format("max_calls must be >= 0 or None, not {}", *max_calls).c_str());
+            new (self) agent::CallBudget(max_calls);
+          },
+          nb::arg("max_calls") = nb::none())
+      .def_prop_ro("used", &agent::CallBudget::used)
+      .def_prop_ro("limit", &agent::CallBudget::limit)
+      .def_prop_ro("spent", &agent::CallBudget::spent)
+      .def("__repr__", [](const agent::CallBudget& b) {
+        return fmt::format("Budget(used={}, limit={})", b.used(),
+                           b.limit() ? std::to_string(*b.limit()) : std::string("None"));
+      });
+
+  a.def("run", &run, nb::arg("workspace"), nb::arg("budget"), nb::arg("model") = nb::none(),
+        nb::arg("loops") = 1, nb::arg("agency") = "medium", nb::arg("task") = "",
+        nb::arg("traces") = false, nb::arg("env") = nb::none(),
+        "Runs the agent loop on `workspace` until `loops` candidates are accepted, the budget is "
+        "spent or the route fails. Returns {outcome, accepted, model_calls, rejected_candidates, "
+        "reason}; never raises for model, network or workspace failures.");
+}
+
+}  // namespace ts::python

@@ -1,0 +1,59 @@
+"""The agent's workspace for one graph: the run track (rolling attempts, profiles) and the gate.
+
+Implements the Python side of INTERFACES.md §2: original(), write_candidate(), evaluate(),
+profile(), list_specs(), read_spec(), track_dir(). Exceptions raised here reach the model as tool
+errors (the binding turns them into text); they never reach the user's program.
+"""
+
+from __future__ import annotations
+
+from . import _identity
+
+
+class TrackWorkspace:
+    def __init__(self, track, gate, original_text: str, header: str, label: str, progress,
+                 on_report=None):
+        self._track = track
+        self._gate = gate
+        self._original = original_text
+        self._header = header
+        self._label = label
+        self._progress = progress
+        self._on_report = on_report
+        self.evaluations = 0
+        self.written = 0
+
+    # -- the interface ---------------------------------------------------------------------------
+    def original(self) -> str:
+        return self._original
+
+    def track_dir(self) -> str:
+        return self._track.dir
+
+    def write_candidate(self, text: str) -> None:
+        # Every attempt file starts with the FX program as comments, then the wrapper.
+        self._track.write_attempt(_identity.with_header(self._header, text))
+        self.written += 1
+        self._progress.update(self._label, f"agent wrote attempt {self.written}")
+
+    def evaluate(self, text: str) -> dict:
+        self.evaluations += 1
+        n = self.evaluations
+        self._progress.update(self._label, f"evaluating candidate {n} ...")
+        report = self._gate.evaluate(_identity.with_header(self._header, text), label=f"candidate_{n:02d}")
+        d = report.to_dict() if hasattr(report, "to_dict") else dict(report)
+        if self._on_report is not None:
+            self._on_report(d)
+        verdict = d.get("verdict", "?")
+        reason = d.get("reason", "")
+        self._progress.event(self._label, f"candidate {n}: {reason or verdict}")
+        return d
+
+    def profile(self, text: str) -> list:
+        return list(self._gate.profile(_identity.with_header(self._header, text)))
+
+    def list_specs(self) -> list:
+        return []
+
+    def read_spec(self, name: str) -> str:
+        raise KeyError(f"no spec named {name!r}: this workspace optimizes an Inductor wrapper")
