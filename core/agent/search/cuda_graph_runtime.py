@@ -16,8 +16,10 @@
 # Anything else (a CPU tensor, a changed scalar, a moved in-place input, an error during
 # capture) runs the original instead, so behaviour never changes, only launch overhead.
 class _TsGraphedCall:
-    def __init__(self, written_inputs=(), graph_factory=None, stream_factory=None):
+    def __init__(self, written_inputs=(), graph_factory=None, stream_factory=None,
+                 device_type="cuda"):
         self.written = frozenset(written_inputs)
+        self.device_type = device_type
         self.disabled = None  # why the graph path is off for good
         self.state = None  # the captured graph and its replay plan
         self.last = None  # (key, pointers) of the previous call, to spot stable addresses
@@ -29,12 +31,11 @@ class _TsGraphedCall:
 
     # A hashable description of the call's inputs (everything but addresses), their addresses,
     # and the device; key None when the inputs cannot be captured.
-    @staticmethod
-    def _signature(args):
+    def _signature(self, args):
         key, ptrs, device = [], [], None
         for a in args:
             if isinstance(a, torch.Tensor):
-                if a.device.type != "cuda" or (device is not None and a.device != device):
+                if a.device.type != self.device_type or (device is not None and a.device != device):
                     return None, None, None
                 device = a.device
                 key.append((a.dtype, tuple(a.shape), a.stride(), a.storage_offset()))
