@@ -574,6 +574,13 @@ def main_run(args) -> int:
         wanted = [p.strip() for p in args.problems.split(",") if p.strip()]
     elif args.quick:
         wanted = list(QUICK)
+    if args.part:
+        k, n = (int(v) for v in args.part.split("/"))
+        if not 1 <= k <= n:
+            print(f"tilesmith bench: --part {args.part}: want K/N with 1 <= K <= N", file=sys.stderr)
+            return 2
+        pool = wanted if wanted is not None else [f.stem for f in files]
+        wanted = pool[k - 1::n]
     if wanted is not None:
         by_stem = {f.stem: f for f in files}
         missing = [w for w in wanted if w not in by_stem]
@@ -671,6 +678,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dirs", nargs="*", help="problem directories or files (default: bench/suite)")
     p.add_argument("--problems", help="comma-separated problem names (file stems) to run")
     p.add_argument("--quick", action="store_true", help=f"a representative subset: {', '.join(QUICK)}")
+    p.add_argument("--part", help="K/N: every N-th problem from the K-th (split a run into N commands)")
     p.add_argument("--columns", default=",".join(DEFAULT_COLUMNS),
                    help=f"columns to measure (default all: {','.join(DEFAULT_COLUMNS)})")
     p.add_argument("--out", default="tilesmith-bench.json", help="JSON results (default %(default)s)")
