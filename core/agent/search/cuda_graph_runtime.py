@@ -54,22 +54,23 @@ class _TsGraphedCall:
             return eager(args)  # off, or inside the caller's own capture: run as written
         st = self.state
         if st is not None:
-            if len(args) == st["n"] and all(args[i].data_ptr() == p for i, p in st["inplace"]):
-                ok = True
-                for i, v in st["scalars"]:
-                    if args[i] != v:
-                        ok = False
-                        break
-                for i, dt in st["copied_dtypes"]:
-                    if args[i].dtype is not dt:
-                        ok = False
-                        break
-                if ok:
+            if self._matches(st, args):
+                self.misses = 0
+                if not st["watch"] or not self._promote(st, args):
                     return self._replay(st, args)
+                # Inputs copied so far have kept their address: capture again reading them in place.
+                stable = [None] * len(args)
+                for i, p in st["inplace"]:
+                    stable[i] = p
+                for i in st["watch"]:
+                    if st["stable"][i] >= 3:
+                        stable[i] = args[i].data_ptr()
+                self.state = None
+                return self._capture_and_replay(eager, args, stable)
             self.misses += 1
-            if self.misses < 4 or self.captures >= 2:
+            if self.misses < 4 or self.captures >= 4:
                 return eager(args)
-            # The in-place inputs moved for good (a new parameter tensor): capture again.
+            # The in-place inputs moved for good (new parameter tensors): warm up and capture again.
             self.state = None
             self.misses = 0
             self.last = None
@@ -80,8 +81,45 @@ class _TsGraphedCall:
         previous, self.last = self.last, (key, ptrs)
         if previous is None or previous[0] != key:
             return eager(args)  # first call with this signature: the warm-up
+        return self._capture_and_replay(eager, args, previous[1])
+
+    @staticmethod
+    def _matches(st, args):
+        if len(args) != st["n"]:
+            return False
+        for i, p in st["inplace"]:
+            if args[i].data_ptr() != p:
+                return False
+        for i, v in st["scalars"]:
+            if args[i] != v:
+                return False
+        for i, dt in st["copied_dtypes"]:
+            if args[i].dtype is not dt:
+                return False
+        return True
+
+    def _promote(self, st, args):
+        """True once a copied (never written) input has kept one address for 3 calls."""
+        if self.captures >= 4:
+            st["watch"] = ()
+            return False
+        seen, stable, promote = st["seen"], st["stable"], False
+        for i in st["watch"]:
+            p = args[i].data_ptr()
+            if p == seen[i]:
+                stable[i] += 1
+                promote = promote or stable[i] >= 3
+            else:
+                seen[i], stable[i] = p, 0
+        return promote
+
+    def _capture_and_replay(self, eager, args, stable_ptrs):
+        key, ptrs, device = self._signature(args)
+        if key is None:
+            self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
+            return eager(args)
         try:
-            self.state = self._capture(eager, args, key, ptrs, previous[1], device)
+            self.state = self._capture(eager, args, ptrs, stable_ptrs, device)
         except Exception as e:  # an uncapturable op: keep the original for good
             self.state = None
             self.disabled = f"capture failed: {type(e).__name__}: {e}"
@@ -89,13 +127,13 @@ class _TsGraphedCall:
         self.captures += 1
         return self._replay(self.state, args)
 
-    def _capture(self, eager, args, key, ptrs, previous_ptrs, device):
+    def _capture(self, eager, args, ptrs, stable_ptrs, device):
         n = len(args)
         inplace, copied, scalars, static = [], [], [], list(args)
         for i, a in enumerate(args):
             if not isinstance(a, torch.Tensor):
                 scalars.append((i, a))
-            elif i not in self.written and ptrs[i] == previous_ptrs[i]:
+            elif i not in self.written and ptrs[i] == stable_ptrs[i]:
                 inplace.append((i, ptrs[i]))
             else:
                 buf = torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device)
@@ -123,7 +161,7 @@ class _TsGraphedCall:
         for i, s in enumerate(static):
             if isinstance(s, torch.Tensor):
                 input_storages.setdefault(s.untyped_storage().data_ptr(), i)
-        pools, pool_index, plan = [], {}, []
+        pools, pool_index, plan = [], {}, []  # pools: (flat static view, numel, dtype)
         for o in outs:
             if not isinstance(o, torch.Tensor):
                 plan.append(("const", o))
@@ -132,7 +170,8 @@ class _TsGraphedCall:
             if hit is not None:
                 plan.append(("input", hit))
                 continue
-            storage_ptr = o.untyped_storage().data_ptr()
+            storage = o.untyped_storage()
+            storage_ptr = storage.data_ptr()
             if storage_ptr in input_storages:
                 i = input_storages[storage_ptr]
                 base = static[i]
@@ -142,12 +181,19 @@ class _TsGraphedCall:
                              o.storage_offset() - base.storage_offset()))
                 continue
             if storage_ptr not in pool_index:
+                if storage.nbytes() % o.element_size():
+                    raise RuntimeError("an output storage does not hold whole elements")
+                flat = torch.empty((0,), dtype=o.dtype, device=o.device)
+                flat.set_(storage)
                 pool_index[storage_ptr] = len(pools)
-                flat = torch.empty((0,), dtype=torch.uint8, device=o.device)
-                flat.set_(o.untyped_storage())
-                pools.append(flat)
-            plan.append(("pool", pool_index[storage_ptr], o.dtype, tuple(o.shape), o.stride(),
-                         o.storage_offset()))
+                pools.append((flat, flat.numel(), o.dtype))
+            g = pool_index[storage_ptr]
+            view = None if o.dtype == pools[g][2] else o.dtype
+            plan.append(("pool", g, view, tuple(o.shape), o.stride(), o.storage_offset()))
+        groups = {}
+        for g, (_, _, dtype) in enumerate(pools):
+            groups.setdefault(dtype, []).append(g)
+        watch = tuple(i for i in copied if i not in self.written)
         return {
             "graph": graph,
             "n": n,
@@ -156,8 +202,13 @@ class _TsGraphedCall:
             "copied": tuple(copied),
             "copied_dtypes": tuple((i, static[i].dtype) for i in copied),
             "written": tuple(i for i in copied if i in self.written),
+            "watch": watch,
+            "seen": {i: None for i in watch},
+            "stable": {i: 0 for i in watch},
             "static": static,
-            "pools": pools,
+            "pools": tuple(pools),
+            "pool_groups": tuple((tuple(gs), tuple(pools[g][0] for g in gs)) for gs in groups.values()),
+            "device": static[inplace[0][0]].device if inplace else static[copied[0]].device,
             "plan": tuple(plan),
         }
 
@@ -170,27 +221,27 @@ class _TsGraphedCall:
         st["graph"].replay()
         for i in st["written"]:
             args[i].copy_(static[i])
-        pools = st["pools"]
-        fresh = [torch.empty_like(p) for p in pools]
-        if len(pools) > 1:
-            torch._foreach_copy_(fresh, pools)
-        elif pools:
-            fresh[0].copy_(pools[0])
-        views = {}
+        # Fresh output storages, one batched copy per dtype out of the graph's pool.
+        device = st["device"]
+        fresh = [torch.empty((numel,), dtype=dtype, device=device) for _, numel, dtype in st["pools"]]
+        for gs, sources in st["pool_groups"]:
+            if len(gs) > 1:
+                torch._foreach_copy_([fresh[g] for g in gs], list(sources))
+            else:
+                fresh[gs[0]].copy_(sources[0])
         out = []
+        reinterpret = torch._C._dynamo.guards._reinterpret_tensor
         for entry in st["plan"]:
             kind = entry[0]
             if kind == "pool":
-                _, g, dtype, size, stride, offset = entry
-                base = views.get((g, dtype))
-                if base is None:
-                    base = views[(g, dtype)] = fresh[g].view(dtype)
-                out.append(torch._C._dynamo.guards._reinterpret_tensor(base, size, stride, offset))
+                _, g, view, size, stride, offset = entry
+                base = fresh[g] if view is None else fresh[g].view(view)
+                out.append(reinterpret(base, size, stride, offset))
             elif kind == "input":
                 out.append(args[entry[1]])
             elif kind == "view":
                 _, i, size, stride, offset = entry
-                out.append(torch._C._dynamo.guards._reinterpret_tensor(args[i], size, stride, offset))
+                out.append(reinterpret(args[i], size, stride, offset))
             else:
                 out.append(entry[1])
         args.clear()
