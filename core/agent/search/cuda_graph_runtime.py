@@ -50,10 +50,12 @@ class _TsGraphedCall:
         return tuple(key), tuple(ptrs), device
 
     def __call__(self, eager, args):
-        if self.disabled is not None or torch.cuda.is_current_stream_capturing():
-            return eager(args)  # off, or inside the caller's own capture: run as written
+        if self.disabled is not None:
+            return eager(args)
         st = self.state
         if st is not None:
+            if torch.cuda.is_current_stream_capturing():
+                return eager(args)  # inside the caller's own capture: run as written
             if self._matches(st, args):
                 self.misses = 0
                 if not st["watch"] or not self._promote(st, args):
@@ -77,6 +79,8 @@ class _TsGraphedCall:
         key, ptrs, device = self._signature(args)
         if key is None:
             self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
+            return eager(args)
+        if torch.cuda.is_current_stream_capturing():
             return eager(args)
         previous, self.last = self.last, (key, ptrs)
         if previous is None or previous[0] != key:
