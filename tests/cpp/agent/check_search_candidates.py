@@ -25,6 +25,30 @@ def kernel_sources(text):
     return re.findall(r"async_compile\.triton\('[^']+', '''(.*?)''', device_str", text, re.S)
 
 
+def kernel_configs(text, tmp):
+    """{kernel: [(kwargs, num_warps, num_stages)]} of the autotuners the kernel modules build with
+    this torch's real heuristics (no GPU needed to build them); None without triton."""
+    try:
+        import importlib.util
+        from unittest import mock
+
+        from torch._inductor.runtime import triton_helpers
+    except ImportError:
+        return None
+    out = {}
+    for name, src in re.findall(r"async_compile\.triton\('([^']+)', '\'\'(.*?)'\'\', device_str",
+                                text, re.S):
+        path = os.path.join(tmp, f"k{abs(hash(src))}.py")
+        with open(path, "w") as f:
+            f.write(src)
+        with mock.patch.object(triton_helpers, "set_driver_to_gpu", lambda: None):
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        out[name] = [(dict(c.kwargs), c.num_warps, c.num_stages) for c in getattr(mod, name).configs]
+    return out
+
+
 def call_facts(tree):
     """(def line args, unpack targets, has clear, return arity) of the first call()."""
     for node in ast.walk(tree):
@@ -48,6 +72,7 @@ def main():
     exe, data = sys.argv[1], sys.argv[2]
     failures = []
     checked = 0
+    autotuners_checked = [0]
     with tempfile.TemporaryDirectory() as tmp:
         for name in sorted(os.listdir(data)):
             if not name.endswith(".py"):
@@ -85,10 +110,23 @@ def main():
                 if "autotune" in combo and text.count("@_ts_widened(") != n_kernels:
                     failures.append(f"{name} {combo}: {text.count('@_ts_widened(')} of "
                                     f"{n_kernels} kernels widened")
+                if "autotune" in combo and combo == "autotune":
+                    # Inductor's own configs stay; variants join them, at most 6 in all.
+                    before = kernel_configs(original, tmp)
+                    after = kernel_configs(text, tmp)
+                    if before is not None:
+                        for k, configs in before.items():
+                            widened = after.get(k, [])
+                            if any(c not in widened for c in configs):
+                                failures.append(f"{name}: kernel {k} lost configs: {configs} -> {widened}")
+                            if (len(widened) == len(configs) < 6) or len(widened) > max(6, len(configs)):
+                                failures.append(f"{name}: kernel {k}: {len(configs)} -> {len(widened)} configs")
+                        autotuners_checked[0] += len(before)
                 checked += 1
     for f in failures:
         print("FAIL", f)
-    print(f"{checked} candidates parsed, {len(failures)} failures")
+    print(f"{checked} candidates parsed, {autotuners_checked[0]} widened autotuners built, "
+          f"{len(failures)} failures")
     return 1 if failures or checked == 0 else 0
 
 
