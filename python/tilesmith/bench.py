@@ -262,7 +262,7 @@ def _time_host(step, min_runs, max_runs, target_s):
             "timer": "perf_counter"}
 
 
-def _compile(column: str, model, inputs, agent_model: str):
+def _compile(column: str, model, inputs, agent_model: str, max_model_calls=None):
     import torch
 
     if column == "eager":
@@ -279,7 +279,14 @@ def _compile(column: str, model, inputs, agent_model: str):
         compile_fn = getattr(tilesmith, "compile", None)
         if compile_fn is None:
             raise ImportError("tilesmith.compile is not available in this build")
-        return compile_fn(model, example_inputs=tuple(inputs), agent_model=agent_model)
+        kwargs = {"example_inputs": tuple(inputs), "agent_model": agent_model}
+        if max_model_calls is not None:
+            import inspect
+
+            with contextlib.suppress(TypeError, ValueError):
+                if "max_model_calls" in inspect.signature(compile_fn).parameters:
+                    kwargs["max_model_calls"] = max_model_calls
+        return compile_fn(model, **kwargs)
     raise ValueError(column)
 
 
@@ -316,7 +323,7 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 torch._dynamo.reset()
                 model = prob.fresh_model()
                 t0 = time.perf_counter()
-                fn = _compile(column, model, prob.inputs, args.agent_model)
+                fn = _compile(column, model, prob.inputs, args.agent_model, args.max_model_calls)
                 step, observe = prob.step_fn(model, fn, mark_step=column == "reduce_overhead")
                 torch.manual_seed(args.seed + 2)
                 step()  # compiles; Tilesmith optimizes and installs on this first call
@@ -526,6 +533,7 @@ def _run_one(path: Path, columns, deadline_s: float, args, log) -> dict:
                "--record", str(out),
                "--columns", ",".join(columns), "--seed", str(args.seed), "--device", args.device,
                "--agent-model", args.agent_model, "--min-runs", str(args.min_runs),
+               "--max-model-calls", str(args.max_model_calls),
                "--max-runs", str(args.max_runs), "--target-s", str(args.target_s)]
         env = dict(os.environ)
         t0 = time.monotonic()
@@ -690,6 +698,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cuda")
     p.add_argument("--agent-model", default="tilesmith-search")
+    p.add_argument("--max-model-calls", type=int, default=12,
+                   help="model-call budget per tilesmith.compile, shared by its graphs (default %(default)s)")
     p.add_argument("--min-runs", type=int, default=30)
     p.add_argument("--max-runs", type=int, default=300)
     p.add_argument("--target-s", type=float, default=0.5, help="timed seconds per column")
