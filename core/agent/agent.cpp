@@ -52,6 +52,11 @@ json message_json(const Message& m, std::size_t cap) {
 
 TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const std::string& label) {
   const auto tools = tool_specs(depth);
+  // The built-in search rewrites the attempt as text, so it must see all of it; the cap exists
+  // for a language model's context window, which the search does not have.
+  const std::size_t result_cap = client.provider().route == RouteKind::search
+                                     ? std::max<std::size_t>(options.tool_result_cap, 64u << 20)
+                                     : options.tool_result_cap;
   std::size_t traced = 0;  // messages already in a trace record
   while (true) {
     if (!budget.try_acquire())
@@ -106,7 +111,7 @@ TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const st
                            {"result", cut(result, options.trace_result_cap)},
                            {"ms", ms.count()}});
       }
-      messages.push_back(tool_message(call.id, cut(result, options.tool_result_cap)));
+      messages.push_back(tool_message(call.id, cut(result, result_cap)));
     }
     traced = messages.size();  // tool results are in this record already
     if (trace.enabled()) {

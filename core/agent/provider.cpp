@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "subprocess.hpp"
+#include "ts/agent/search.hpp"
 
 extern char** environ;
 
@@ -41,11 +42,15 @@ const char* route_kind_name(RouteKind kind) noexcept {
       return "openrouter";
     case RouteKind::cliproxyapi:
       return "cliproxyapi";
+    case RouteKind::search:
+      return "search";
   }
   return "unknown";
 }
 
 std::string Provider::describe() const {
+  if (route == RouteKind::search)
+    return fmt::format("search model={} (built in, no network)", model);
   std::string s = fmt::format("{} model={} base_url={}", route_kind_name(route), model,
                               base_url.empty() ? "(not started)" : base_url);
   if (route == RouteKind::cliproxyapi) s += fmt::format(" auth_dir={}", cliproxy_auth_dir.string());
@@ -87,6 +92,10 @@ Expected<Provider> resolve_provider(const std::optional<std::string>& agent_mode
   Provider p;
   p.model = agent_model.value_or("");
   if (p.model.empty()) p.model = env_value(env, "TILESMITH_MODEL");
+  if (p.model == kSearchModel) {  // the built-in search agent needs no route at all
+    p.route = RouteKind::search;
+    return p;
+  }
 
   std::string route_reason;
   if (auto key = env_value(env, "OPENAI_API_KEY"); !key.empty()) {

@@ -160,10 +160,15 @@ def main(argv=None, out=None) -> int:
     clean = sub.add_parser("clean", help="remove runs")
     clean.add_argument("--older-than", type=float, default=None, metavar="DAYS",
                        help="only runs last changed more than DAYS days ago")
+    from tilesmith import bench as _bench  # stdlib-only at import; torch loads in its children
+
+    _bench.add_arguments(sub.add_parser("bench", help="Tilesmith vs Inductor on KernelBench problems"))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(out)
         return 0
+    if args.command == "bench":
+        return _bench.main_run(args)
     try:
         return {"runs": cmd_runs, "show": cmd_show, "clean": cmd_clean}[args.command](args, out)
     except OSError as e:

@@ -2,6 +2,8 @@
 //
 // Resolution order (the contract):
 //   model: `agent_model` if given, else TILESMITH_MODEL
+//   "tilesmith-search" is the built-in search agent (ts/agent/search.hpp): RouteKind::search,
+//          no key, no URL, no network; transport_for() supplies its Transport
 //   route: OPENAI_API_KEY (+ OPENAI_BASE_URL, default https://api.openai.com/v1)
 //          else OPENROUTER_API_KEY (https://openrouter.ai/api/v1)
 //          else a cliproxyapi Codex OAuth login in ~/.cli-proxy-api
@@ -32,7 +34,7 @@ using EnvMap = std::map<std::string, std::string, std::less<>>;
 /// A snapshot of this process's environment.
 EnvMap process_env();
 
-enum class RouteKind { openai, openrouter, cliproxyapi };
+enum class RouteKind { openai, openrouter, cliproxyapi, search };
 const char* route_kind_name(RouteKind kind) noexcept;
 
 /// A resolved model route. `api_key` lives in memory only: describe() never prints it, and

@@ -1,0 +1,595 @@
+// The search agent's rewrites: text transformations of an Inductor CUDA wrapper (torch 2.11).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "search_internal.hpp"
+#include "ts/agent/search.hpp"
+
+namespace ts::agent {
+
+const char* rewrite_kind_name(RewriteKind kind) noexcept {
+  switch (kind) {
+    case RewriteKind::cuda_graph:
+      return "cuda_graph";
+    case RewriteKind::autotune:
+      return "autotune";
+  }
+  return "unknown";
+}
+
+bool structure_preserving(RewriteKind kind) noexcept {
+  return kind == RewriteKind::autotune;
+}
+
+namespace detail {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+size_t indent_of(std::string_view line) {
+  size_t n = 0;
+  while (n < line.size() && (line[n] == ' ' || line[n] == '\t')) ++n;
+  return n;
+}
+
+std::string_view code_part(std::string_view line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '#') {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
+std::vector<std::string_view> split_top_level(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
+    else if (c == sep && depth == 0) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (auto last = trim(s.substr(start)); !last.empty() || !out.empty()) out.push_back(last);
+  while (!out.empty() && out.back().empty()) out.pop_back();
+  return out;
+}
+
+std::optional<size_t> matching_paren(std::string_view s, size_t open) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}') {
+      if (--depth == 0) return i;
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// The tensor an argument expression names: `buf3`, or the base of `reinterpret_tensor(buf3, ...)`.
+std::string_view root_name(std::string_view expr) {
+  expr = trim(expr);
+  if (auto eq = expr.find('=');
+      eq != std::string_view::npos && is_identifier(trim(expr.substr(0, eq))))
+    expr = trim(expr.substr(eq + 1));  // keyword argument
+  for (std::string_view wrap : {"reinterpret_tensor(", "torch.as_strided(", "as_strided("}) {
+    if (starts_with(expr, wrap)) {
+      auto inner = expr.substr(wrap.size());
+      auto parts = split_top_level(inner.substr(0, inner.size() - 1), ',');
+      return parts.empty() ? std::string_view() : root_name(parts[0]);
+    }
+  }
+  if (auto dot = expr.find('.');
+      dot != std::string_view::npos && is_identifier(expr.substr(0, dot)))
+    return expr.substr(0, dot);  // buf3.view(...), buf3.as_strided(...)
+  return is_identifier(expr) ? expr : std::string_view();
+}
+
+std::vector<KernelSource> find_kernels(std::string_view text) {
+  std::vector<KernelSource> out;
+  const std::string_view marker = "async_compile.triton('";
+  size_t pos = 0;
+  while ((pos = text.find(marker, pos)) != std::string_view::npos) {
+    size_t name_begin = pos + marker.size();
+    size_t name_end = text.find('\'', name_begin);
+    if (name_end == std::string_view::npos) break;
+    size_t open = text.find("'''", name_end);
+    if (open == std::string_view::npos) break;
+    size_t close = text.find("'''", open + 3);
+    if (close == std::string_view::npos) break;
+    KernelSource k;
+    k.name = std::string(text.substr(name_begin, name_end - name_begin));
+    k.body_begin = open + 3;
+    k.body_end = close;
+    std::string_view body = text.substr(k.body_begin, k.body_end - k.body_begin);
+    std::string def = "def " + k.name + "(";
+    if (auto d = body.find(def); d != std::string_view::npos) {
+      size_t open_paren = d + def.size() - 1;
+      if (auto end = matching_paren(body, open_paren)) {
+        for (auto p : split_top_level(body.substr(open_paren + 1, *end - open_paren - 1), ',')) {
+          auto colon = p.find(':');
+          k.params.emplace_back(trim(colon == std::string_view::npos ? p : p.substr(0, colon)));
+        }
+      }
+    }
+    for (std::string_view h : {"pointwise", "reduction", "persistent_reduction"}) {
+      if (body.find("@triton_heuristics." + std::string(h) + "(") != std::string_view::npos)
+        k.heuristic = std::string(h);
+    }
+    out.push_back(std::move(k));
+    pos = close + 3;
+  }
+  return out;
+}
+
+Expected<CallSite> find_call_site(std::string_view text) {
+  auto lines = split_lines(text);
+  CallSite site;
+  std::optional<size_t> def;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto t = trim(lines[i]);
+    if (starts_with(t, "def call(")) {
+      def = i;
+      break;
+    }
+  }
+  if (!def) return fail(Errc::parse, "the wrapper has no `def call(...)`");
+  site.def_line = *def;
+  site.def_indent = std::string(lines[*def].substr(0, indent_of(lines[*def])));
+  auto def_text = trim(lines[*def]);
+  if (def_text == "def call(self, args):")
+    site.is_method = true;
+  else if (def_text != "def call(args):")
+    return fail(Errc::parse, fmt::format("unexpected entry point '{}'", def_text));
+  size_t base = indent_of(lines[*def]);
+  size_t j = *def + 1;
+  for (; j < lines.size(); ++j) {
+    auto tj = trim(lines[j]);
+    if (tj.empty() || tj[0] == '#') continue;
+    if (indent_of(lines[j]) <= base) break;
+  }
+  while (j > *def + 1 && trim(lines[j - 1]).empty()) --j;
+  site.body_begin = *def + 1;
+  site.body_end = j;
+  if (site.body_begin >= site.body_end) return fail(Errc::parse, "call() has an empty body");
+  site.body_indent =
+      std::string(lines[site.body_begin].substr(0, indent_of(lines[site.body_begin])));
+  const size_t body_indent = site.body_indent.size();
+  bool seen_with = false;
+  for (size_t i = site.body_begin; i < site.body_end; ++i) {
+    auto code = trim(code_part(lines[i]));
+    if (code.empty()) continue;
+    size_t ind = indent_of(lines[i]);
+    if (ind == body_indent) {
+      if (!site.unpack_line && code.size() > 7 && code.substr(code.size() - 7) == " = args") {
+        site.unpack_line = i;
+        for (auto name : split_top_level(code.substr(0, code.size() - 7), ','))
+          if (!name.empty()) site.inputs.emplace_back(name);
+      } else if (code == "args.clear()") {
+        site.clear_line = i;
+      } else if (!seen_with && (starts_with(code, "assert_size_stride(") ||
+                                starts_with(code, "assert_alignment("))) {
+        site.assert_lines.push_back(i);
+      } else if (starts_with(code, "with ")) {
+        seen_with = true;
+      } else if (starts_with(code, "return")) {
+        site.return_line = i;
+      }
+    }
+  }
+  if (!site.return_line) return fail(Errc::parse, "call() has no top-level return");
+  auto ret = trim(code_part(lines[*site.return_line])).substr(6);
+  ret = trim(ret);
+  if (!ret.empty() && ret.front() == '(' && ret.back() == ')') ret = ret.substr(1, ret.size() - 2);
+  for (auto e : split_top_level(ret, ',')) site.returns.emplace_back(e);
+  return site;
+}
+
+namespace {
+
+// Inputs the launch sequence may write: donated buffers reused as outputs (`buf1 = mm; del mm
+// # reuse`), `out=` targets, kernel arguments bound to out_ptr/in_out_ptr parameters and
+// in-place method or op calls, followed through aliases (`x = input`, reinterpret_tensor).
+std::vector<int> written_inputs(const std::vector<std::string_view>& lines, const CallSite& site,
+                                const std::vector<KernelSource>& kernels) {
+  std::map<std::string, int, std::less<>> alias;
+  for (size_t i = 0; i < site.inputs.size(); ++i) alias[site.inputs[i]] = int(i);
+  std::map<std::string, const KernelSource*, std::less<>> by_name;
+  for (const auto& k : kernels) by_name[k.name] = &k;
+  std::set<int> written;
+  auto mark = [&](std::string_view expr) {
+    auto root = root_name(expr);
+    if (auto it = alias.find(root); !root.empty() && it != alias.end()) written.insert(it->second);
+  };
+  for (size_t i = site.body_begin; i < site.body_end; ++i) {
+    std::string_view full = lines[i];
+    bool reuse = full.find("# reuse") != std::string_view::npos;
+    for (auto stmt : split_top_level(code_part(full), ';')) {
+      if (stmt.empty()) continue;
+      // assignment: `x = <rhs>` with a plain name on the left
+      if (auto eq = stmt.find(" = "); eq != std::string_view::npos) {
+        auto lhs = trim(stmt.substr(0, eq));
+        auto rhs = trim(stmt.substr(eq + 3));
+        if (is_identifier(lhs)) {
+          auto root = root_name(rhs);
+          bool is_alias = !root.empty() && (rhs == root || starts_with(rhs, "reinterpret_tensor("));
+          if (auto it = alias.find(root); is_alias && it != alias.end()) {
+            alias[std::string(lhs)] = it->second;
+            if (reuse) written.insert(it->second);
+          }
+        }
+      }
+      // out= targets
+      for (size_t p = 0; (p = stmt.find("out=", p)) != std::string_view::npos; p += 4) {
+        if (p > 0 && (std::isalnum(static_cast<unsigned char>(stmt[p - 1])) || stmt[p - 1] == '_'))
+          continue;
+        auto rest = stmt.substr(p + 4);
+        auto parts = split_top_level(rest, ',');
+        if (!parts.empty()) {
+          auto target = parts[0];
+          if (auto close = target.find(')');
+              close != std::string_view::npos && target.find('(') == std::string_view::npos)
+            target = target.substr(0, close);
+          mark(target);
+        }
+      }
+      // kernel launches: `name.run(args...)`
+      if (auto run = stmt.find(".run("); run != std::string_view::npos) {
+        auto kname = trim(stmt.substr(0, run));
+        if (auto eq = kname.rfind(' '); eq != std::string_view::npos) kname = kname.substr(eq + 1);
+        if (auto close = matching_paren(stmt, run + 4)) {
+          auto args = split_top_level(stmt.substr(run + 5, *close - run - 5), ',');
+          auto k = by_name.find(kname);
+          for (size_t a = 0; a < args.size(); ++a) {
+            bool out_param = false;
+            if (k != by_name.end() && a < k->second->params.size()) {
+              const auto& pname = k->second->params[a];
+              out_param = starts_with(pname, "out_ptr") || starts_with(pname, "in_out_ptr");
+            } else if (k == by_name.end()) {
+              out_param = true;  // an unknown kernel: assume it writes what it is given
+            }
+            if (out_param && args[a].find('=') == std::string_view::npos) mark(args[a]);
+          }
+        }
+      }
+      // in-place calls: `x.copy_(...)`, `aten.index_put_(x, ...)`, `torch.ops.aten.add_.Tensor(x`
+      for (size_t p = 0; (p = stmt.find("_(", p)) != std::string_view::npos; ++p) {
+        size_t b = p;
+        while (b > 0 && (std::isalnum(static_cast<unsigned char>(stmt[b - 1])) ||
+                         stmt[b - 1] == '_' || stmt[b - 1] == '.'))
+          --b;
+        auto callee = stmt.substr(b, p + 1 - b);
+        if (callee.find("assert") != std::string_view::npos || starts_with(callee, "empty_strided"))
+          continue;
+        if (auto dot = callee.find('.'); dot != std::string_view::npos &&
+                                         is_identifier(callee.substr(0, dot)) &&
+                                         alias.count(callee.substr(0, dot))) {
+          mark(callee.substr(0, dot));  // method on an alias
+          continue;
+        }
+        if (auto close = matching_paren(stmt, p + 1)) {
+          auto args = split_top_level(stmt.substr(p + 2, *close - p - 2), ',');
+          if (!args.empty()) mark(args[0]);
+        }
+      }
+      // `torch.ops.aten.foo_.default(x, ...)`: in-place overloads
+      for (size_t p = 0; (p = stmt.find("_.", p)) != std::string_view::npos; ++p) {
+        auto open = stmt.find('(', p);
+        if (open == std::string_view::npos) break;
+        auto between = stmt.substr(p + 2, open - p - 2);
+        if (!is_identifier(between)) continue;
+        if (auto close = matching_paren(stmt, open)) {
+          auto args = split_top_level(stmt.substr(open + 1, *close - open - 1), ',');
+          if (!args.empty()) mark(args[0]);
+        }
+      }
+    }
+  }
+  return {written.begin(), written.end()};
+}
+
+bool contains_word(std::string_view text, std::string_view word) {
+  for (size_t p = 0; (p = text.find(word, p)) != std::string_view::npos; p += word.size()) {
+    bool left =
+        p == 0 || !(std::isalnum(static_cast<unsigned char>(text[p - 1])) || text[p - 1] == '_');
+    size_t e = p + word.size();
+    bool right =
+        e >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// Why a CUDA graph capture of this call() would not be equivalent; empty when it is safe.
+std::string cuda_graph_blocker(std::string_view text, const std::vector<std::string_view>& lines,
+                               const CallSite& site, const std::vector<KernelSource>& kernels) {
+  if (text.find("_TsGraphedCall") != std::string_view::npos)
+    return "call() already replays a CUDA graph";
+  if (site.is_method && text.find("Runner(partitions=[])") == std::string_view::npos)
+    return "the wrapper has graph partitions (Inductor's own cudagraph wrapping)";
+  if (!site.clear_line) return "call() does not clear its argument list";
+  std::string code;
+  for (size_t i = site.body_begin; i < site.body_end; ++i) {
+    code += code_part(lines[i]);
+    code += '\n';
+  }
+  struct Pattern {
+    std::string_view needle;
+    const char* why;
+  };
+  static const Pattern kPatterns[] = {
+      {"randint", "it draws random seeds (aten.randint) whose draws a replay would repeat"},
+      {"seed", "it draws random seeds whose draws a replay would repeat"},
+      {"philox", "it uses philox RNG state"},
+      {"rand(", "it draws random numbers"},
+      {"randn(", "it draws random numbers"},
+      {"rand_like", "it draws random numbers"},
+      {"bernoulli", "it draws random numbers (bernoulli)"},
+      {"dropout", "it draws random numbers (dropout)"},
+      {"normal_", "it draws random numbers"},
+      {"uniform_", "it draws random numbers"},
+      {"exponential_", "it draws random numbers"},
+      {"multinomial", "it draws random numbers"},
+      {".item()", "it syncs with the host (.item())"},
+      {".cpu()", "it copies to the host"},
+      {".tolist()", "it syncs with the host (.tolist())"},
+      {".numpy(", "it syncs with the host"},
+      {"synchronize", "it synchronizes the device"},
+      {"_local_scalar_dense", "it reads a device scalar on the host"},
+      {"empty_strided_cpu", "it allocates CPU tensors"},
+      {"device='cpu'", "it uses CPU tensors"},
+      {"device(type='cpu'", "it uses CPU tensors"},
+      {"pin_memory", "it uses pinned host memory"},
+      {"nonzero", "its output shapes depend on data (nonzero)"},
+      {"masked_select", "its output shapes depend on data"},
+      {"unique", "its output shapes depend on data"},
+      {"torch.cuda.Stream", "it uses its own streams"},
+      {"torch.cuda.stream(", "it switches streams"},
+      {"wait_stream", "it uses several streams"},
+      {"record_stream", "it uses several streams"},
+      {"Event(", "it records events"},
+      {"_c10d", "it runs collectives"},
+      {"all_reduce", "it runs collectives"},
+      {"CUDAGraph", "it already uses CUDA graphs"},
+  };
+  for (const auto& p : kPatterns)
+    if (code.find(p.needle) != std::string::npos) return fmt::format("call() {}", p.why);
+  for (const auto& k : kernels) {
+    std::string_view body = text.substr(k.body_begin, k.body_end - k.body_begin);
+    if (body.find("tl.rand") != std::string_view::npos || contains_word(body, "load_seed"))
+      return fmt::format("kernel {} draws random numbers", k.name);
+  }
+  // One device only: every _DeviceGuard / get_raw_stream names the same index.
+  std::set<std::string> devices;
+  for (std::string_view call : {"_DeviceGuard(", "get_raw_stream("}) {
+    for (size_t p = 0; (p = code.find(call, p)) != std::string::npos; p += call.size()) {
+      size_t b = p + call.size();
+      size_t e = code.find(')', b);
+      if (e != std::string::npos) devices.insert(code.substr(b, e - b));
+    }
+  }
+  if (devices.size() > 1) return "call() uses more than one device";
+  return {};
+}
+
+}  // namespace
+
+}  // namespace detail
+
+Expected<CallFacts> analyze_wrapper(std::string_view wrapper) {
+  auto site = detail::find_call_site(wrapper);
+  if (!site) return tl::unexpected(site.error());
+  auto lines = detail::split_lines(wrapper);
+  auto kernels = detail::find_kernels(wrapper);
+  CallFacts facts;
+  facts.is_method = site->is_method;
+  facts.inputs = site->inputs;
+  facts.written_inputs = detail::written_inputs(lines, *site, kernels);
+  facts.outputs = site->returns.size();
+  for (const auto& k : kernels) facts.kernels.push_back(k.name);
+  facts.cuda_graph_blocker = detail::cuda_graph_blocker(wrapper, lines, *site, kernels);
+  return facts;
+}
+
+Expected<std::string> rewrite_cuda_graph(std::string_view wrapper) {
+  auto site = detail::find_call_site(wrapper);
+  if (!site) return tl::unexpected(site.error());
+  auto lines = detail::split_lines(wrapper);
+  auto kernels = detail::find_kernels(wrapper);
+  if (auto why = detail::cuda_graph_blocker(wrapper, lines, *site, kernels); !why.empty())
+    return fail(Errc::rejected, "cuda_graph: not safe: " + why);
+  auto written = detail::written_inputs(lines, *site, kernels);
+
+  const std::string& I = site->def_indent;
+  const std::string& J = site->body_indent;
+  std::string self_prefix = site->is_method ? "self." : "";
+  std::string inputs_list;
+  for (size_t i = 0; i < site->inputs.size(); ++i) inputs_list += (i ? ", " : "") + site->inputs[i];
+
+  // The new entry point: same def, unpack, clear and input checks; then the graph dispatch.
+  std::string call;
+  call += std::string(lines[site->def_line]) + "\n";
+  if (site->unpack_line) call += std::string(lines[*site->unpack_line]) + "\n";
+  call += J + "args.clear()\n";
+  for (size_t a : site->assert_lines) call += std::string(lines[a]) + "\n";
+  call += J + "_ts_args = [" + inputs_list + "]\n";
+  if (!site->inputs.empty()) call += J + "del " + inputs_list + "\n";
+  call += J + "_ts_out = _ts_graphed_call(" + self_prefix + "_ts_call_eager, _ts_args)\n";
+  call += J + "return (";
+  for (size_t i = 0; i < site->returns.size(); ++i) call += fmt::format("_ts_out[{}], ", i);
+  call += ")\n\n";
+  // The original launch sequence, verbatim, as the eager path.
+  call +=
+      I + (site->is_method ? "def _ts_call_eager(self, args):\n" : "def _ts_call_eager(args):\n");
+  for (size_t i = site->body_begin; i < site->body_end; ++i) call += std::string(lines[i]) + "\n";
+
+  std::string written_tuple = "(";
+  for (int w : written) written_tuple += fmt::format("{}, ", w);
+  written_tuple += ")";
+  std::string runtime =
+      std::string(detail::embedded_cuda_graph_runtime()) +
+      fmt::format("\n_ts_graphed_call = _TsGraphedCall(written_inputs={})\n\n", written_tuple);
+
+  // Where the runtime goes: before the class holding call(), or before call() itself.
+  size_t insert_at = site->def_line;
+  if (site->is_method) {
+    for (size_t i = site->def_line; i-- > 0;) {
+      if (detail::indent_of(lines[i]) == 0 && detail::starts_with(lines[i], "class ")) {
+        insert_at = i;
+        break;
+      }
+    }
+  }
+  std::string out;
+  out.reserve(wrapper.size() + runtime.size() + call.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == insert_at) out += runtime;
+    if (i == site->def_line) {
+      out += call;
+      i = site->body_end - 1;
+      continue;
+    }
+    out += lines[i];
+    out += '\n';
+  }
+  if (!wrapper.empty() && wrapper.back() != '\n') out.pop_back();
+  return out;
+}
+
+Expected<std::string> rewrite_autotune(std::string_view wrapper, std::uint64_t seed) {
+  auto kernels = detail::find_kernels(wrapper);
+  std::string out;
+  size_t copied = 0;
+  int widened = 0;
+  for (const auto& k : kernels) {
+    if (k.heuristic.empty()) continue;
+    std::string_view body = wrapper.substr(k.body_begin, k.body_end - k.body_begin);
+    if (body.find("_ts_widened") != std::string_view::npos) continue;
+    std::string decorator = "@triton_heuristics." + k.heuristic + "(";
+    size_t at = body.find(decorator);
+    if (at == std::string_view::npos) continue;
+    // Where the helper goes: after the kernel module's imports (set_driver_to_gpu()).
+    size_t helper_at = body.find("triton_helpers.set_driver_to_gpu()\n");
+    if (helper_at == std::string_view::npos || helper_at > at) continue;
+    helper_at += std::string_view("triton_helpers.set_driver_to_gpu()\n").size();
+
+    auto numel_of = [&](std::string_view var) -> std::string {
+      std::string key = "    " + std::string(var) + " = ";
+      size_t p = body.find(key);
+      if (p == std::string_view::npos) return "None";
+      size_t b = p + key.size(), e = body.find('\n', b);
+      auto value = detail::trim(body.substr(b, e - b));
+      bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      });
+      return digits ? std::string(value) : "None";
+    };
+    bool x_masked = body.find("xmask = xindex < xnumel") != std::string_view::npos ||
+                    body.find("xmask = (xindex < xnumel)") != std::string_view::npos;
+    bool has_x = body.find("xnumel") != std::string_view::npos;
+    bool r_looped = body.find("for r0_offset in") != std::string_view::npos;
+    const char* type = k.heuristic == "pointwise"   ? "POINTWISE"
+                       : k.heuristic == "reduction" ? "REDUCTION"
+                                                    : "PERSISTENT_REDUCTION";
+    std::string facts = fmt::format(
+        "@_ts_widened(triton_heuristics.{}, '{}', x_numel={}, x_masked={}, r_numel={}, "
+        "r_looped={}, seed={})(",
+        k.heuristic, type, has_x ? numel_of("xnumel") : "None", x_masked ? "True" : "False",
+        numel_of("r0_numel"), r_looped ? "True" : "False", seed % 9973);
+
+    out += wrapper.substr(copied, k.body_begin + helper_at - copied);
+    out += "\n";
+    out += detail::embedded_autotune_helper();
+    out += "\n";
+    out += body.substr(helper_at, at - helper_at);
+    out += facts;
+    copied = k.body_begin + at + decorator.size();
+    ++widened;
+  }
+  if (widened == 0)
+    return fail(Errc::rejected, "autotune: no Triton kernel with pointwise/reduction heuristics");
+  out += wrapper.substr(copied);
+  return out;
+}
+
+Expected<std::string> apply_rewrites(std::string_view wrapper,
+                                     const std::vector<RewriteKind>& kinds, std::uint64_t seed) {
+  std::string text(wrapper);
+  for (RewriteKind kind : kinds) {
+    auto next =
+        kind == RewriteKind::cuda_graph ? rewrite_cuda_graph(text) : rewrite_autotune(text, seed);
+    if (!next) return next;
+    text = std::move(*next);
+  }
+  return text;
+}
+
+}  // namespace ts::agent

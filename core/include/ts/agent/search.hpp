@@ -1,0 +1,65 @@
+// The built-in search agent, `agent_model="tilesmith-search"`: no credentials, no network.
+//
+// It plays the model behind the same chat+tools loop, budget and gate as any other agent: a
+// Transport answers each chat request as an OpenAI chat completion would. It reads the attempt,
+// proposes one rewrite per model invocation (write_candidate, then evaluate), reads the host's
+// report to choose the next one, and sends a final message when nothing is left. Rewrites are
+// text transformations of an Inductor CUDA wrapper, most promising first:
+//   cuda_graph  the launch sequence of call() captured and replayed as one CUDA graph (static
+//               shapes, no RNG draws, no host syncs; outputs fresh each call, aliases kept)
+//   autotune    each Triton kernel autotunes over Inductor's own configs plus warp and block
+//               variants at first launch (kernel sources only: allowed at agency "low")
+//
+//   ChatClient client(route->provider(), {}, transport_for(route->provider(), seed));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ts/agent/chat.hpp"
+#include "ts/agent/provider.hpp"
+#include "ts/agent/structure.hpp"
+#include "ts/error.hpp"
+
+namespace ts::agent {
+
+inline constexpr std::string_view kSearchModel = "tilesmith-search";
+
+/// The search "model" for a search route; nullptr for HTTP routes (the client then uses curl).
+std::unique_ptr<Transport> transport_for(const Provider& provider, std::uint64_t seed = 0);
+
+// ---- the rewrites, one pure function each (exposed for tests and tools) -----------------------
+
+enum class RewriteKind { cuda_graph, autotune };
+const char* rewrite_kind_name(RewriteKind kind) noexcept;
+
+/// Whether a rewrite keeps the wrapper's structure (the only kind agency "low" admits).
+bool structure_preserving(RewriteKind kind) noexcept;
+
+/// What the rewrites need to know about a wrapper's call(); `Errc::parse` when there is none.
+struct CallFacts {
+  bool is_method = false;  // `def call(self, args):` (graph_partition) or `def call(args):`
+  std::vector<std::string> inputs;   // names of the unpack line, in order
+  std::vector<int> written_inputs;   // inputs the launch sequence writes (donated buffers)
+  std::size_t outputs = 0;           // elements of the returned tuple
+  std::vector<std::string> kernels;  // Triton kernels defined by async_compile.triton, in order
+  std::string cuda_graph_blocker;    // empty when a CUDA graph capture is safe, else why not
+};
+Expected<CallFacts> analyze_wrapper(std::string_view wrapper);
+
+/// call() captured in a CUDA graph; `Errc::rejected` naming the blocker when it is not safe.
+Expected<std::string> rewrite_cuda_graph(std::string_view wrapper);
+
+/// Every Triton kernel autotuned over wider configs; `seed` picks the order of the variants.
+/// `Errc::rejected` when the wrapper has no kernel whose heuristics can be widened.
+Expected<std::string> rewrite_autotune(std::string_view wrapper, std::uint64_t seed = 0);
+
+/// Applies `kinds` in order; the first failure is returned.
+Expected<std::string> apply_rewrites(std::string_view wrapper,
+                                     const std::vector<RewriteKind>& kinds, std::uint64_t seed = 0);
+
+}  // namespace ts::agent

@@ -1,0 +1,721 @@
+"""`tilesmith bench [DIR ...]`: Tilesmith against Inductor on a directory of KernelBench problems.
+
+A problem is one Python file in the KernelBench format: `class Model(nn.Module)`,
+`get_inputs()`, `get_init_inputs()`. Optional module attributes this runner understands:
+
+    DTYPE = torch.bfloat16   parameters, buffers and floating inputs are cast to it (default: as
+                             written, i.e. float32 for KernelBench files)
+    TRAIN = True             time a training step: forward, loss, backward
+    loss(out) -> Tensor      the training loss (default: mean of squares of every output)
+    TOLERANCE = (atol, rtol) for the check against eager (default by dtype)
+
+Each problem runs in its own child process with a deadline, so a crash, hang or CUDA fault
+costs only that problem. Per problem and column (eager, Inductor default, Tilesmith with the
+built-in search agent, and max-autotune-no-cudagraphs and reduce-overhead as references) the
+child measures the step with CUDA events, synchronizing before each start event so host-side
+launch overhead is inside the interval, and reports the median of many runs with its spread.
+Every compiled column is checked against eager; Tilesmith's after its install. The parent
+prints progress, writes JSON (merged with an earlier run under --resume), and a plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import datetime
+import importlib.util
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+COLUMNS = ("eager", "inductor", "tilesmith", "max_autotune", "reduce_overhead")
+DEFAULT_COLUMNS = ("eager", "inductor", "tilesmith", "max_autotune", "reduce_overhead")
+# The order a child measures in: what the report needs most comes first, so a deadline that
+# strikes mid-problem still leaves the main comparison.
+MEASURE_ORDER = ("eager", "inductor", "tilesmith", "reduce_overhead", "max_autotune")
+QUICK = (
+    "tiny_mlp_fp32", "mha_small_bf16", "swiglu_mlp_bf16", "layernorm_gelu_bf16",
+    "tiny_mlp_train_fp32", "cross_entropy_smoothing_bf16", "conv_bn_relu_eval_fp32",
+    "timestep_embedding_fp32",
+)
+
+
+# ---- problems -----------------------------------------------------------------------------------
+
+def default_suite() -> Path | None:
+    here = Path(__file__).resolve()
+    for root in (Path.cwd(), *here.parents):
+        cand = root / "bench" / "suite"
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def discover(dirs: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for d in dirs:
+        p = Path(d)
+        if p.is_file() and p.suffix == ".py":
+            files.append(p)
+        elif p.is_dir():
+            files.extend(sorted(f for f in p.glob("*.py") if not f.name.startswith("_")))
+        else:
+            raise SystemExit(f"tilesmith bench: {d} is neither a problem file nor a directory")
+    return files
+
+
+def load_problem(path: Path):
+    spec = importlib.util.spec_from_file_location(f"tilesmith_bench_problem_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(mod, name):
+            raise ImportError(f"{path.name} is not a KernelBench problem: no {name}")
+    return mod
+
+
+# ---- child: one problem -------------------------------------------------------------------------
+
+def _tolerance(mod, dtype):
+    import torch
+
+    if hasattr(mod, "TOLERANCE"):
+        return tuple(mod.TOLERANCE)
+    if dtype in (torch.bfloat16, torch.float16):
+        return (3e-2, 3e-2)
+    return (2e-3, 2e-3)
+
+
+def _flatten(out):
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flatten(o)]
+    if isinstance(out, dict):
+        return [t for k in sorted(out) for t in _flatten(out[k])]
+    return []
+
+
+def _compare(got, want, atol, rtol):
+    """(max abs error, max error relative to the tolerance); <= 1 passes."""
+    import torch
+
+    worst_abs, worst_ratio = 0.0, 0.0
+    if len(got) != len(want):
+        return math.inf, math.inf
+    for g, w in zip(got, want):
+        if g is None or w is None:
+            if (g is None) != (w is None):
+                return math.inf, math.inf
+            continue
+        if g.shape != w.shape:
+            return math.inf, math.inf
+        g, w = g.detach().double(), w.detach().double()
+        if g.numel() == 0:
+            continue
+        if not torch.isfinite(g).eq(torch.isfinite(w)).all():
+            return math.inf, math.inf
+        finite = torch.isfinite(w)
+        diff = (g - w).abs()[finite]
+        if diff.numel() == 0:
+            continue
+        bound = atol + rtol * w.abs()[finite]
+        worst_abs = max(worst_abs, float(diff.max()))
+        worst_ratio = max(worst_ratio, float((diff / bound).max()))
+    return worst_abs, worst_ratio
+
+
+class _Problem:
+    def __init__(self, path: Path, seed: int, device: str):
+        import torch
+
+        self.path, self.seed, self.device = path, seed, device
+        self.mod = load_problem(path)
+        self.train = bool(getattr(self.mod, "TRAIN", False))
+        self.dtype = getattr(self.mod, "DTYPE", None)
+        torch.manual_seed(seed)
+        init = self.mod.get_init_inputs()
+        self.base_model = self.mod.Model(*init)
+        self.base_model.to(device)
+        if self.dtype is not None:
+            self.base_model.to(self.dtype)
+        torch.manual_seed(seed + 1)
+        self.inputs = [self._place(x) for x in self.mod.get_inputs()]
+        self.atol, self.rtol = _tolerance(self.mod, self.dtype or torch.float32)
+
+    def _place(self, x):
+        import torch
+
+        if isinstance(x, torch.Tensor):
+            x = x.to(self.device)
+            if self.dtype is not None and x.is_floating_point():
+                x = x.to(self.dtype)
+        return x
+
+    def fresh_model(self):
+        return copy.deepcopy(self.base_model)
+
+    def loss(self, out):
+        if hasattr(self.mod, "loss"):
+            return self.mod.loss(out)
+        ts = _flatten(out)
+        return sum(t.float().pow(2).mean() for t in ts if t.is_floating_point())
+
+    def step_fn(self, model, fn, mark_step=False):
+        """A callable running one step, and one returning what is compared against eager."""
+        import torch
+
+        inputs = self.inputs
+        # reduce-overhead: tell cudagraph trees a new iteration starts (outputs of the last one
+        # are no longer read), as its documentation asks of training and inference loops.
+        begin = torch.compiler.cudagraph_mark_step_begin if mark_step else (lambda: None)
+        if not self.train:
+            def step():
+                begin()
+                with torch.no_grad():
+                    return fn(*inputs)
+
+            def observe():
+                return _flatten(step())
+
+            return step, observe
+        params = [p for p in model.parameters() if p.requires_grad]
+
+        def step():
+            begin()
+            for p in params:
+                p.grad = None
+            out = fn(*inputs)
+            self.loss(out).backward()
+            return out
+
+        def observe():
+            out = step()
+            return _flatten(out) + [p.grad for p in params]
+
+        return step, observe
+
+
+def _time(step, device, min_runs: int, max_runs: int, target_s: float):
+    import torch
+
+    if device.type != "cuda":
+        return _time_host(step, min_runs, max_runs, target_s)
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize(device)
+    # Size the run from one timed batch, then time each call on its own.
+    t0 = time.perf_counter()
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize(device)
+    per = max((time.perf_counter() - t0) / 5, 1e-6)
+    runs = int(min(max_runs, max(min_runs, target_s / per)))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    for i in range(runs):
+        torch.cuda.synchronize(device)  # host overhead shows up as GPU idle inside the interval
+        starts[i].record()
+        step()
+        ends[i].record()
+    torch.cuda.synchronize(device)
+    ms = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    q = lambda f: ms[min(len(ms) - 1, int(f * (len(ms) - 1) + 0.5))]  # noqa: E731
+    med = statistics.median(ms)
+    return {
+        "ms": med,
+        "p10_ms": q(0.10),
+        "p90_ms": q(0.90),
+        "spread_pct": 100.0 * (q(0.90) - q(0.10)) / med if med > 0 else 0.0,
+        "runs": runs,
+    }
+
+
+def _time_host(step, min_runs, max_runs, target_s):
+    """CPU runs (CI): wall-clock per step with perf_counter."""
+    for _ in range(2):
+        step()
+    ms = []
+    t_end = time.perf_counter() + target_s
+    while len(ms) < min_runs or (len(ms) < max_runs and time.perf_counter() < t_end):
+        t0 = time.perf_counter()
+        step()
+        ms.append(1000 * (time.perf_counter() - t0))
+    ms.sort()
+    q = lambda f: ms[min(len(ms) - 1, int(f * (len(ms) - 1) + 0.5))]  # noqa: E731
+    med = statistics.median(ms)
+    return {"ms": med, "p10_ms": q(0.10), "p90_ms": q(0.90),
+            "spread_pct": 100.0 * (q(0.90) - q(0.10)) / med if med > 0 else 0.0, "runs": len(ms),
+            "timer": "perf_counter"}
+
+
+def _compile(column: str, model, inputs, agent_model: str, max_model_calls=None):
+    import torch
+
+    if column == "eager":
+        return model
+    if column == "inductor":
+        return torch.compile(model)
+    if column == "max_autotune":
+        return torch.compile(model, mode="max-autotune-no-cudagraphs")
+    if column == "reduce_overhead":
+        return torch.compile(model, mode="reduce-overhead")
+    if column == "tilesmith":
+        import tilesmith
+
+        compile_fn = getattr(tilesmith, "compile", None)
+        if compile_fn is None:
+            raise ImportError("tilesmith.compile is not available in this build")
+        kwargs = {"example_inputs": tuple(inputs), "agent_model": agent_model}
+        if max_model_calls is not None:
+            import inspect
+
+            with contextlib.suppress(TypeError, ValueError):
+                if "max_model_calls" in inspect.signature(compile_fn).parameters:
+                    kwargs["max_model_calls"] = max_model_calls
+        return compile_fn(model, **kwargs)
+    raise ValueError(column)
+
+
+def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
+    """Measures one problem; writes (and rewrites after each column) its JSON record."""
+    import torch
+
+    record = {"problem": path.stem, "file": str(path), "columns": {}, "status": "running"}
+
+    def flush():
+        tmp = out_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1, default=str))
+        os.replace(tmp, out_path)
+
+    try:
+        if not torch.cuda.is_available() and args.device.startswith("cuda"):
+            raise RuntimeError("CUDA is not available")
+        device = torch.device(args.device)
+        prob = _Problem(path, args.seed, args.device)
+        record.update(train=prob.train, dtype=str(prob.dtype or "torch.float32"))
+        eager_model = prob.fresh_model()
+        _, observe_eager = prob.step_fn(eager_model, eager_model)
+        torch.manual_seed(args.seed + 2)
+        reference = [t.detach().clone() if t is not None else None for t in observe_eager()]
+        del eager_model
+        inductor_out = None
+        flush()
+        for column in [c for c in MEASURE_ORDER if c in columns]:
+            entry: dict = {}
+            record["columns"][column] = entry
+            try:
+                import torch._dynamo
+
+                torch._dynamo.reset()
+                model = prob.fresh_model()
+                t0 = time.perf_counter()
+                fn = _compile(column, model, prob.inputs, args.agent_model, args.max_model_calls)
+                step, observe = prob.step_fn(model, fn, mark_step=column == "reduce_overhead")
+                torch.manual_seed(args.seed + 2)
+                step()  # compiles; Tilesmith optimizes and installs on this first call
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
+                entry["first_call_s"] = time.perf_counter() - t0
+                if column == "tilesmith":
+                    import tilesmith
+
+                    bench = getattr(tilesmith, "benchmarks", lambda m: ())(fn)
+                    entry["installed"] = len(bench) > 0
+                    entry["graphs"] = [_plain(b) for b in bench]
+                    diag = getattr(tilesmith, "diagnostics", None)
+                    if diag is not None:
+                        with contextlib.suppress(Exception):
+                            entry["diagnostics"] = [str(d) for d in diag(fn)]
+                torch.manual_seed(args.seed + 2)
+                got = observe()  # after the install: this is what the user gets
+                err_abs, err_ratio = _compare(got, reference, prob.atol, prob.rtol)
+                entry["max_abs_err"] = err_abs
+                entry["err_vs_tolerance"] = err_ratio
+                correct = err_ratio <= 1.0
+                if column == "inductor":
+                    inductor_out = [t.detach().clone() if t is not None else None for t in got]
+                elif inductor_out is not None and column != "eager":
+                    # Against Inductor default too: the same kernels must give the same numbers,
+                    # even where Inductor itself drifts from eager beyond the tolerance.
+                    ind_abs, ind_ratio = _compare(got, inductor_out, prob.atol, prob.rtol)
+                    entry["max_abs_err_vs_inductor"] = ind_abs
+                    correct = correct or ind_ratio <= 1.0
+                entry["correct"] = correct
+                entry.update(_time(step, device, args.min_runs, args.max_runs, args.target_s))
+                entry["status"] = "ok"
+                del fn, model, step, observe, got
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+            except Exception as e:  # one column failing does not end the problem
+                entry["status"] = "error"
+                entry["error"] = f"{type(e).__name__}: {e}"
+                entry["traceback"] = traceback.format_exc(limit=8)[-4000:]
+            flush()
+        record["status"] = "ok"
+    except Exception as e:
+        record["status"] = "error"
+        record["error"] = f"{type(e).__name__}: {e}"
+        record["traceback"] = traceback.format_exc(limit=8)[-4000:]
+    flush()
+    return 0
+
+
+# ---- parent: the run ----------------------------------------------------------------------------
+
+def _derive(record: dict) -> dict:
+    cols = record.get("columns", {})
+
+    def ms(c):
+        e = cols.get(c, {})
+        return e.get("ms") if e.get("status") == "ok" else None
+
+    base = ms("inductor")
+    for c in ("tilesmith", "max_autotune", "reduce_overhead", "eager"):
+        v = ms(c)
+        record[f"speedup_{c}"] = base / v if base and v else None
+    ts = cols.get("tilesmith", {})
+    record["installed"] = bool(ts.get("installed"))
+    record["incorrect_install"] = bool(ts.get("installed")) and ts.get("correct") is False
+    return record
+
+
+def _geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def summarize(records: list[dict]) -> dict:
+    done = [r for r in records if r.get("speedup_tilesmith")]
+    summary = {
+        "problems": len(records),
+        "measured": len(done),
+        "installed": sum(1 for r in records if r.get("installed")),
+        "incorrect_installs": sum(1 for r in records if r.get("incorrect_install")),
+        "errors": [r["problem"] for r in records if r.get("status") != "ok"],
+    }
+    for c in ("tilesmith", "max_autotune", "reduce_overhead", "eager"):
+        summary[f"geomean_{c}"] = _geomean([r.get(f"speedup_{c}") for r in records])
+    sp = [r["speedup_tilesmith"] for r in done]
+    summary["min_speedup_tilesmith"] = min(sp) if sp else None
+    # The same geomean on the problems where every reference column was measured too.
+    both = [r for r in done if r.get("speedup_max_autotune")]
+    summary["geomean_tilesmith_where_max_autotune"] = _geomean([r["speedup_tilesmith"] for r in both])
+    summary["geomean_max_autotune_same_set"] = _geomean([r["speedup_max_autotune"] for r in both])
+    return summary
+
+
+def _fmt(x, spec=".3f", none="-"):
+    return none if x is None else format(x, spec)
+
+
+def print_table(records: list[dict], summary: dict, out=sys.stdout):
+    head = f"{'problem':34s} {'inductor':>9s} {'tilesmith':>9s} {'speedup':>8s} {'inst':>4s} " \
+           f"{'ok':>3s} {'max-at':>9s} {'red-ovh':>9s} {'eager':>9s}"
+    print(head, file=out)
+    print("-" * len(head), file=out)
+    for r in records:
+        c = r.get("columns", {})
+        m = lambda k: c.get(k, {}).get("ms") if c.get(k, {}).get("status") == "ok" else None  # noqa: E731
+        ts = c.get("tilesmith", {})
+        ok = "-" if "correct" not in ts else ("yes" if ts["correct"] else "NO")
+        line = (f"{r['problem'][:34]:34s} {_fmt(m('inductor')):>9s} {_fmt(m('tilesmith')):>9s} "
+                f"{_fmt(r.get('speedup_tilesmith'), '.2f') + 'x' if r.get('speedup_tilesmith') else '-':>8s} "
+                f"{'yes' if r.get('installed') else 'no':>4s} {ok:>3s} {_fmt(m('max_autotune')):>9s} "
+                f"{_fmt(m('reduce_overhead')):>9s} {_fmt(m('eager')):>9s}")
+        if r.get("status") != "ok":
+            line += f"  [{r.get('status')}: {str(r.get('error', ''))[:60]}]"
+        elif ts.get("status") == "error":
+            line += f"  [tilesmith: {ts.get('error', '')[:60]}]"
+        print(line, file=out)
+    print("-" * len(head), file=out)
+    print(f"geomean speedup over Inductor default: tilesmith {_fmt(summary['geomean_tilesmith'], '.3f')}x, "
+          f"max-autotune-no-cudagraphs {_fmt(summary['geomean_max_autotune'], '.3f')}x, "
+          f"reduce-overhead {_fmt(summary['geomean_reduce_overhead'], '.3f')}x "
+          f"({summary['measured']} of {summary['problems']} measured, {summary['installed']} installed, "
+          f"{summary['incorrect_installs']} incorrect installs, min {_fmt(summary['min_speedup_tilesmith'], '.3f')}x)",
+          file=out)
+
+
+def write_plot(records: list[dict], path: Path) -> Path:
+    """Speedup over Inductor per problem (bars) for each column; PNG with matplotlib, else SVG."""
+    rows = [r for r in records if r.get("speedup_tilesmith") or r.get("speedup_max_autotune")]
+    series = [("tilesmith", "#2a7ab9"), ("max_autotune", "#e08e2b"), ("reduce_overhead", "#7a9a3a")]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        if path.suffix.lower() == ".svg":
+            raise ImportError  # asked for SVG: write our own
+        fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(rows) + 2), 5))
+        w = 0.27
+        for k, (name, color) in enumerate(series):
+            ys = [r.get(f"speedup_{name}") or 0 for r in rows]
+            ax.bar([i + (k - 1) * w for i in range(len(rows))], ys, w, label=name, color=color)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels([r["problem"] for r in rows], rotation=70, ha="right", fontsize=7)
+        ax.set_ylabel("speedup over Inductor default (higher is better)")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=130)
+        plt.close(fig)
+        return path
+    except ImportError:
+        path = path.with_suffix(".svg")
+        bar_w, gap, h, top, left = 9, 8, 320, 30, 60
+        width = left + len(rows) * (3 * bar_w + gap) + 20
+        ymax = max([1.5] + [r.get(f"speedup_{n}") or 0 for r in rows for n, _ in series])
+        y = lambda v: top + h - h * v / ymax  # noqa: E731
+        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + h + 150}" '
+                 f'font-family="sans-serif" font-size="10">',
+                 f'<text x="{left}" y="16">speedup over Inductor default</text>']
+        for tick in range(0, int(ymax * 2) + 1):
+            v = tick / 2
+            parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+                         f'stroke="{"#000" if v == 1 else "#ddd"}"/>'
+                         f'<text x="{left - 30}" y="{y(v) + 3:.1f}">{v:.1f}x</text>')
+        for i, r in enumerate(rows):
+            x0 = left + i * (3 * bar_w + gap)
+            for k, (name, color) in enumerate(series):
+                v = r.get(f"speedup_{name}") or 0
+                parts.append(f'<rect x="{x0 + k * bar_w}" y="{y(v):.1f}" width="{bar_w - 1}" '
+                             f'height="{top + h - y(v):.1f}" fill="{color}"><title>{r["problem"]} '
+                             f'{name} {v:.3f}x</title></rect>')
+            parts.append(f'<text transform="translate({x0 + 10},{top + h + 8}) rotate(60)">'
+                         f'{r["problem"]}</text>')
+        for k, (name, color) in enumerate(series):
+            parts.append(f'<rect x="{left + 200 + 110 * k}" y="6" width="10" height="10" fill="{color}"/>'
+                         f'<text x="{left + 214 + 110 * k}" y="15">{name}</text>')
+        parts.append("</svg>")
+        path.write_text("\n".join(parts))
+        return path
+
+
+_CHILD_BOOT = ("import runpy, sys; sys.argv = sys.argv[1:]; "
+               "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def _plain(record):
+    """A JSON-able view of a tilesmith.benchmarks() record (dict, dataclass or object)."""
+    import dataclasses
+
+    if isinstance(record, dict):
+        return record
+    if dataclasses.is_dataclass(record):
+        return dataclasses.asdict(record)
+    if hasattr(record, "_asdict"):
+        return record._asdict()
+    return getattr(record, "__dict__", None) or str(record)
+
+
+def _run_one(path: Path, columns, deadline_s: float, args, log) -> dict:
+    with tempfile.TemporaryDirectory(prefix="tilesmith-bench-") as tmp:
+        out = Path(tmp) / "record.json"
+        # The child runs this file as a script, so a tilesmith package that cannot be imported
+        # costs only the tilesmith column (reported per problem), not the whole run.
+        cmd = [args.python, "-c", _CHILD_BOOT, str(Path(__file__).resolve()), "--child", str(path),
+               "--record", str(out),
+               "--columns", ",".join(columns), "--seed", str(args.seed), "--device", args.device,
+               "--agent-model", args.agent_model, "--min-runs", str(args.min_runs),
+               "--max-model-calls", str(args.max_model_calls),
+               "--max-runs", str(args.max_runs), "--target-s", str(args.target_s)]
+        env = dict(os.environ)
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+        status = None
+        try:
+            output, _ = proc.communicate(timeout=deadline_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                output, _ = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                output, _ = proc.communicate()
+            status = "timeout"
+        text = output.decode(errors="replace") if output else ""
+        if log is not None:
+            log.write(f"===== {path.stem} (exit {proc.returncode}, {time.monotonic() - t0:.1f}s)\n")
+            log.write(text[-200_000:])
+            log.flush()
+        try:
+            record = json.loads(out.read_text())
+        except (OSError, ValueError):
+            record = {"problem": path.stem, "file": str(path), "columns": {}}
+        record["wall_s"] = time.monotonic() - t0
+        if status == "timeout":
+            record["status"] = "timeout"
+            record["error"] = f"deadline of {deadline_s:.0f}s passed"
+        elif proc.returncode != 0 or record.get("status") in (None, "running"):
+            record["status"] = "crashed" if record.get("status") in (None, "running") else record["status"]
+            record["error"] = record.get("error") or f"exit {proc.returncode}: {text[-300:].strip()}"
+        return _derive(record)
+
+
+def main_run(args) -> int:
+    dirs = args.dirs or ([str(default_suite())] if default_suite() else [])
+    if not dirs:
+        print("tilesmith bench: no problem directory given and no bench/suite found", file=sys.stderr)
+        return 2
+    files = discover(dirs)
+    wanted = None
+    if args.problems:
+        wanted = [p.strip() for p in args.problems.split(",") if p.strip()]
+    elif args.quick:
+        wanted = list(QUICK)
+    if args.part:
+        k, n = (int(v) for v in args.part.split("/"))
+        if not 1 <= k <= n:
+            print(f"tilesmith bench: --part {args.part}: want K/N with 1 <= K <= N", file=sys.stderr)
+            return 2
+        pool = wanted if wanted is not None else [f.stem for f in files]
+        wanted = pool[k - 1::n]
+    if wanted is not None:
+        by_stem = {f.stem: f for f in files}
+        missing = [w for w in wanted if w not in by_stem]
+        if missing:
+            print(f"tilesmith bench: no such problem(s): {', '.join(missing)}", file=sys.stderr)
+            return 2
+        files = [by_stem[w] for w in wanted]
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    for c in columns:
+        if c not in COLUMNS:
+            print(f"tilesmith bench: unknown column {c!r} (have {', '.join(COLUMNS)})", file=sys.stderr)
+            return 2
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    previous: dict[str, dict] = {}
+    if args.resume and out.exists():
+        with contextlib.suppress(ValueError, KeyError):
+            previous = {r["problem"]: r for r in json.loads(out.read_text())["records"]}
+    log = open(args.log, "a") if args.log else None
+    started = time.monotonic()
+    records: dict[str, dict] = dict(previous)
+    todo = [f for f in files if not (f.stem in previous and previous[f.stem].get("status") == "ok")]
+    print(f"tilesmith bench: {len(todo)} problem(s) to run ({len(files) - len(todo)} kept from "
+          f"{out}), columns {', '.join(columns)}", file=sys.stderr)
+
+    def save():
+        ordered = [records[k] for k in sorted(records)]
+        doc = {
+            "meta": {
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "columns": columns,
+                "agent_model": args.agent_model,
+                "seed": args.seed,
+                "method": "CUDA events per step, device synchronized before each start event "
+                          "(host overhead included); median of N runs, spread = p90-p10 over "
+                          "median; each problem in its own process",
+                "python": sys.version.split()[0],
+                **_versions(),
+            },
+            "summary": summarize(ordered),
+            "records": ordered,
+        }
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, indent=1, default=str))
+        os.replace(tmp, out)
+        return ordered, doc["summary"]
+
+    for i, f in enumerate(todo, 1):
+        left = args.time_budget - (time.monotonic() - started) if args.time_budget else None
+        if left is not None and left < min(60.0, args.timeout):
+            print(f"[{i}/{len(todo)}] {f.stem}: skipped, the time budget is spent", file=sys.stderr)
+            continue
+        deadline = min(args.timeout, left) if left is not None else args.timeout
+        print(f"[{i}/{len(todo)}] {f.stem} ...", end="", flush=True, file=sys.stderr)
+        r = _run_one(f, columns, deadline, args, log)
+        records[f.stem] = r
+        ts = r.get("columns", {}).get("tilesmith", {})
+        note = r.get("status") if r.get("status") != "ok" else (
+            f"tilesmith {_fmt(ts.get('ms'))} ms vs inductor "
+            f"{_fmt(r.get('columns', {}).get('inductor', {}).get('ms'))} ms "
+            f"({_fmt(r.get('speedup_tilesmith'), '.2f')}x, "
+            f"{'installed' if r.get('installed') else 'not installed'}"
+            f"{', INCORRECT' if r.get('incorrect_install') else ''})"
+            if ts.get("status") == "ok" else f"tilesmith: {ts.get('error', 'not measured')[:80]}")
+        print(f" {note} [{r['wall_s']:.0f}s]", file=sys.stderr)
+        save()
+    ordered, summary = save()
+    print_table(ordered, summary)
+    if args.plot:
+        p = write_plot(ordered, Path(args.plot))
+        print(f"plot: {p}", file=sys.stderr)
+    print(f"json: {out}", file=sys.stderr)
+    if log:
+        log.close()
+    return 0
+
+
+def _versions() -> dict:
+    v = {}
+    with contextlib.suppress(Exception):
+        import torch
+
+        v["torch"] = torch.__version__
+        v["cuda"] = torch.version.cuda
+        if torch.cuda.is_available():
+            v["device"] = torch.cuda.get_device_name()
+    with contextlib.suppress(Exception):
+        import triton
+
+        v["triton"] = triton.__version__
+    return v
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dirs", nargs="*", help="problem directories or files (default: bench/suite)")
+    p.add_argument("--problems", help="comma-separated problem names (file stems) to run")
+    p.add_argument("--quick", action="store_true", help=f"a representative subset: {', '.join(QUICK)}")
+    p.add_argument("--part", help="K/N: every N-th problem from the K-th (split a run into N commands)")
+    p.add_argument("--columns", default=",".join(DEFAULT_COLUMNS),
+                   help=f"columns to measure (default all: {','.join(DEFAULT_COLUMNS)})")
+    p.add_argument("--out", default="tilesmith-bench.json", help="JSON results (default %(default)s)")
+    p.add_argument("--plot", default=None, help="plot file (.png with matplotlib, else .svg)")
+    p.add_argument("--log", default=None, help="append every child's output here")
+    p.add_argument("--resume", action="store_true", help="keep finished problems from --out")
+    p.add_argument("--timeout", type=float, default=600.0, help="deadline per problem, seconds")
+    p.add_argument("--time-budget", type=float, default=None, help="stop starting problems after this many seconds")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--agent-model", default="tilesmith-search")
+    p.add_argument("--max-model-calls", type=int, default=12,
+                   help="model-call budget per tilesmith.compile, shared by its graphs (default %(default)s)")
+    p.add_argument("--min-runs", type=int, default=30)
+    p.add_argument("--max-runs", type=int, default=300)
+    p.add_argument("--target-s", type=float, default=0.5, help="timed seconds per column")
+    p.add_argument("--python", default=sys.executable, help=argparse.SUPPRESS)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="tilesmith bench", description=__doc__.split("\n\n")[0])
+    add_arguments(p)
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--record", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        return run_child(Path(args.child), args.columns.split(","), Path(args.record), args)
+    return main_run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# On the H200: every search candidate in build/search-candidates/ (made by
+# scripts/gpu/search_prepare.sh, carried) against the Inductor wrapper it rewrites: outputs,
+# aliasing, effects on inputs, output freshness, that the CUDA graph path really ran, and the
+# speedup with the same and with fresh inputs. Writes search_check.json and .txt to $OUT.
+#   source scripts/gpu/env.sh; bash scripts/gpu/search_check.sh
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/tilesmith-search-check}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 tests/gpu/search_candidates_check.py build/search-candidates "$OUT/search_check.json" 2>&1 |
+  tee "$OUT/search_check.txt"
+exit "${PIPESTATUS[0]}"

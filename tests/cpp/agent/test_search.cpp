@@ -1,0 +1,382 @@
+// The built-in search agent: its rewrites on real Inductor 2.11 CUDA wrappers (data/), its
+// transport, and the agent loop it drives with the shared budget.
+#include "ts/agent/search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.hpp"
+#include "ts/agent/agent.hpp"
+
+namespace {
+
+using namespace ts::agent;
+using namespace ts::agent::testing;
+using json = nlohmann::json;
+
+std::string fixture(const std::string& name) {
+  return read_text(std::filesystem::path(TS_SOURCE_DIR) / "tests/cpp/agent/data" / name);
+}
+
+const std::string kMlp = "mlp_bf16.0.inference.py";
+const std::string kAttn = "attn_bf16.0.inference.py";
+const std::string kTrainFwd = "gated_mlp_train_bf16.0.forward.py";
+const std::string kTrainBwd = "gated_mlp_train_bf16.1.backward.py";
+const std::string kLossBwd = "loss_train_bf16.1.backward.py";
+const std::string kTiny = "tiny_fp32.0.inference.py";
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = 0; (p = text.find(what, p)) != std::string::npos; p += what.size()) ++n;
+  return n;
+}
+
+// ---- provider -----------------------------------------------------------------------------------
+
+TEST(SearchProvider, ResolvesWithoutCredentialsAndNeedsNoNetwork) {
+  auto p = resolve_provider(std::string(kSearchModel), EnvMap{});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->route, RouteKind::search);
+  EXPECT_EQ(p->model, "tilesmith-search");
+  EXPECT_TRUE(p->api_key.empty());
+  EXPECT_TRUE(p->base_url.empty());
+  EXPECT_EQ(p->describe(), "search model=tilesmith-search (built in, no network)");
+  // TILESMITH_MODEL names it too; a key in the environment does not change the route.
+  auto q = resolve_provider(
+      std::nullopt, EnvMap{{"TILESMITH_MODEL", "tilesmith-search"}, {"OPENAI_API_KEY", kFakeKey}});
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->route, RouteKind::search);
+  EXPECT_TRUE(q->api_key.empty());
+  auto route = open_route(*q);
+  ASSERT_TRUE(route);
+  EXPECT_FALSE((*route)->child_pid());
+  EXPECT_NE(transport_for(*q), nullptr);
+  Provider http;
+  http.route = RouteKind::openai;
+  EXPECT_EQ(transport_for(http), nullptr);
+}
+
+// ---- rewrites -----------------------------------------------------------------------------------
+
+TEST(SearchRewrite, AnalyzesRealWrappers) {
+  auto mlp = analyze_wrapper(fixture(kMlp));
+  ASSERT_TRUE(mlp) << mlp.error().message;
+  EXPECT_TRUE(mlp->is_method);
+  EXPECT_EQ(mlp->inputs,
+            (std::vector<std::string>{"arg0_1", "arg1_1", "arg2_1", "arg3_1", "arg4_1"}));
+  EXPECT_EQ(mlp->outputs, 1u);
+  EXPECT_EQ(mlp->kernels, (std::vector<std::string>{"triton_poi_fused_gelu_0"}));
+  EXPECT_TRUE(mlp->written_inputs.empty());
+  EXPECT_EQ(mlp->cuda_graph_blocker, "");
+
+  auto fwd = analyze_wrapper(fixture(kTrainFwd));
+  ASSERT_TRUE(fwd);
+  EXPECT_EQ(fwd->outputs, 11u);
+  EXPECT_TRUE(fwd->written_inputs.empty());
+
+  // The backward reuses the donated saved tensor `mm` (input 3) as a buffer: `buf1 = mm; del mm`.
+  auto loss = analyze_wrapper(fixture(kLossBwd));
+  ASSERT_TRUE(loss);
+  EXPECT_EQ(loss->written_inputs, (std::vector<int>{3}));
+  EXPECT_EQ(loss->outputs, 3u);
+  // ...and gated_mlp's backward reuses mm_1 (input 8) through reinterpret_tensor.
+  auto bwd = analyze_wrapper(fixture(kTrainBwd));
+  ASSERT_TRUE(bwd);
+  EXPECT_EQ(bwd->written_inputs, (std::vector<int>{8}));
+
+  EXPECT_FALSE(analyze_wrapper("import torch\n"));
+}
+
+TEST(SearchRewrite, CudaGraphKeepsTheAbiAndTheOriginalAsFallback) {
+  for (const auto& name : {kMlp, kAttn, kTrainFwd, kTrainBwd, kLossBwd, kTiny}) {
+    SCOPED_TRACE(name);
+    const std::string original = fixture(name);
+    auto cand = rewrite_cuda_graph(original);
+    ASSERT_TRUE(cand) << cand.error().message;
+    EXPECT_TRUE(check_wrapper_abi(original, *cand))
+        << check_wrapper_abi(original, *cand).error().message;
+    EXPECT_FALSE(check_wrapper_structure(original, *cand));  // not a "low" rewrite
+    EXPECT_EQ(count(*cand, "def call(self, args):"), 1u);
+    EXPECT_EQ(count(*cand, "def _ts_call_eager(self, args):"), 1u);
+    EXPECT_EQ(count(*cand, "class _TsGraphedCall:"), 1u);
+    EXPECT_NE(cand->find("_ts_out = _ts_graphed_call(self._ts_call_eager, _ts_args)"),
+              std::string::npos);
+    // The original body survives verbatim inside the eager path; the kernels are untouched.
+    auto facts = analyze_wrapper(original);
+    size_t body = original.find("        with torch.cuda._DeviceGuard(0):");
+    size_t end = original.find("runner = Runner(partitions=[])");
+    ASSERT_NE(body, std::string::npos);
+    EXPECT_NE(cand->find(original.substr(body, end - body)), std::string::npos);
+    // The input checks run in the new entry point before the dispatch, exactly as before.
+    size_t asserts = cand->find("def call(self, args):");
+    size_t dispatch = cand->find("_ts_graphed_call(self._ts_call_eager");
+    EXPECT_EQ(count(cand->substr(asserts, dispatch - asserts), "assert_size_stride("),
+              facts->inputs.size());
+    // Applying it twice is refused.
+    auto twice = rewrite_cuda_graph(*cand);
+    ASSERT_FALSE(twice);
+    EXPECT_NE(twice.error().message.find("already"), std::string::npos);
+  }
+  auto loss = rewrite_cuda_graph(fixture(kLossBwd));
+  ASSERT_TRUE(loss);
+  EXPECT_NE(loss->find("_ts_graphed_call = _TsGraphedCall(written_inputs=(3, ))"),
+            std::string::npos);
+}
+
+TEST(SearchRewrite, CudaGraphRefusesRandomnessSyncsAndCpuTensors) {
+  const std::string original = fixture(kMlp);
+  const std::string anchor = "            buf0 = empty_strided_cuda(";
+  ASSERT_NE(original.find(anchor), std::string::npos);
+  auto with_line = [&](const std::string& line) {
+    std::string t = original;
+    t.insert(t.find(anchor), "            " + line + "\n");
+    return t;
+  };
+  struct Case {
+    std::string line, why;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"buf9 = empty_strided_cuda((1, ), (1, ), torch.int64)\n            "
+            "aten.randint.low_out(-9223372036854775808, 9223372036854775807, [1], out=buf9)",
+            "random"},
+           {"u0 = arg1_1.sum().item()", "host"},
+           {"buf9 = empty_strided_cpu((1, ), (1, ), torch.float32)", "CPU"},
+           {"torch.cuda.synchronize()", "synchron"}}) {
+    SCOPED_TRACE(c.line);
+    auto r = rewrite_cuda_graph(with_line(c.line));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ts::Errc::rejected);
+    EXPECT_NE(r.error().message.find(c.why), std::string::npos) << r.error().message;
+  }
+  // A kernel drawing random numbers (seeded by the wrapper) is refused too.
+  std::string rng = original;
+  rng.replace(rng.find("    tmp1 = tmp0.to(tl.float32)"), 0, "    tmp99 = tl.rand(0, x0)\n");
+  EXPECT_FALSE(rewrite_cuda_graph(rng));
+}
+
+TEST(SearchRewrite, AutotuneTouchesOnlyKernelSourcesAndPassesAgencyLow) {
+  for (const auto& name : {kMlp, kAttn, kTrainFwd, kTrainBwd, kLossBwd, kTiny}) {
+    SCOPED_TRACE(name);
+    const std::string original = fixture(name);
+    auto cand = rewrite_autotune(original, 0);
+    ASSERT_TRUE(cand) << cand.error().message;
+    EXPECT_TRUE(check_candidate(Agency::low, original, *cand))
+        << check_candidate(Agency::low, original, *cand).error().message;
+    auto facts = analyze_wrapper(original);
+    EXPECT_EQ(count(*cand, "@_ts_widened(triton_heuristics."), facts->kernels.size());
+    EXPECT_EQ(count(*cand, "def _ts_widened("), facts->kernels.size());
+    EXPECT_EQ(count(*cand, "@triton_heuristics."), 0u);
+    EXPECT_FALSE(rewrite_autotune(*cand, 0));  // nothing left to widen
+  }
+  // The facts the helper needs come from the kernel text: mlp's gelu is unmasked, 22544384 long.
+  auto mlp = rewrite_autotune(fixture(kMlp), 0);
+  EXPECT_NE(mlp->find("@_ts_widened(triton_heuristics.pointwise, 'POINTWISE', x_numel=22544384, "
+                      "x_masked=False, r_numel=None, r_looped=False, seed=0)("),
+            std::string::npos);
+  // The seed changes only the variant order: same seed, same text.
+  EXPECT_EQ(*rewrite_autotune(fixture(kMlp), 3), *rewrite_autotune(fixture(kMlp), 3));
+  EXPECT_NE(*rewrite_autotune(fixture(kMlp), 3), *rewrite_autotune(fixture(kMlp), 4));
+}
+
+TEST(SearchRewrite, ComposesInEitherOrder) {
+  const std::string original = fixture(kTrainFwd);
+  auto a = apply_rewrites(original, {RewriteKind::cuda_graph, RewriteKind::autotune});
+  auto b = apply_rewrites(original, {RewriteKind::autotune, RewriteKind::cuda_graph});
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+  EXPECT_TRUE(check_wrapper_abi(original, *a));
+}
+
+// ---- the loop
+// -------------------------------------------------------------------------------------
+
+// A gate stand-in: `verdict(text)` decides; every evaluation and write is recorded.
+class ScriptedGate : public Workspace {
+ public:
+  using Judge = std::function<EvalReport(const std::string&)>;
+  ScriptedGate(std::filesystem::path dir, std::string original, Judge judge)
+      : dir_(std::move(dir)), original_(std::move(original)), judge_(std::move(judge)) {}
+  std::string original() override { return original_; }
+  ts::Expected<void> write_candidate(std::string_view text) override {
+    written.emplace_back(text);
+    return {};
+  }
+  ts::Expected<EvalReport> evaluate(std::string_view candidate) override {
+    evaluated.emplace_back(candidate);
+    return judge_(std::string(candidate));
+  }
+  ts::Expected<std::vector<KernelTime>> profile(std::string_view) override {
+    ++profiles;
+    return profile_rows;
+  }
+  std::filesystem::path track_dir() override { return dir_; }
+
+  std::vector<std::string> written, evaluated;
+  std::vector<KernelTime> profile_rows{{"triton_poi_fused_gelu_0", 0.05, 0.05},
+                                       {"sm90_xmma_gemm_bf16bf16", 0.45, 0.45}};
+  int profiles = 0;
+
+ private:
+  std::filesystem::path dir_;
+  std::string original_;
+  Judge judge_;
+};
+
+EvalReport report(bool accepted, double speedup, std::string reason, bool correct = true) {
+  EvalReport r;
+  r.correctness = {{"normal", correct, correct ? "" : "max abs err 3e-1 > 1e-2"}};
+  r.timing = {1.0, 1.0 / speedup, 0.5, 40};
+  r.speedup = speedup;
+  r.verdict = accepted ? Verdict::accepted : Verdict::rejected;
+  r.reason = std::move(reason);
+  return r;
+}
+
+bool graphed(const std::string& t) {
+  return t.find("class _TsGraphedCall") != std::string::npos;
+}
+bool widened(const std::string& t) {
+  return t.find("@_ts_widened(") != std::string::npos;
+}
+
+struct Run {
+  AgentResult result;
+  std::vector<std::string> written, evaluated;
+  int profiles = 0;
+};
+
+Run run_search(const std::string& original, ScriptedGate::Judge judge, std::optional<int> budget,
+               AgentOptions options = {}, std::uint64_t seed = 0, bool stream = true) {
+  TempDir dir;
+  ScriptedGate gate(dir.path(), original, std::move(judge));
+  auto provider = resolve_provider(std::string(kSearchModel), EnvMap{});
+  ClientOptions client_options;
+  client_options.stream = stream;
+  ChatClient client(*provider, client_options, transport_for(*provider, seed));
+  CallBudget calls(budget);
+  Run run{run_agent(client, gate, calls, options), gate.written, gate.evaluated, gate.profiles};
+  EXPECT_EQ(run.result.model_calls, calls.used());
+  return run;
+}
+
+TEST(SearchLoop, FirstProposalIsTheCudaGraphAndAcceptanceEndsTheLoop) {
+  const std::string original = fixture(kTiny);
+  auto run = run_search(
+      original,
+      [](const std::string& t) {
+        return graphed(t) ? report(true, 1.6, "accepted: 1.60x, confirmed")
+                          : report(false, 0.9, "rejected: slower");
+      },
+      std::nullopt);
+  EXPECT_EQ(run.result.outcome, Outcome::accepted) << run.result.reason;
+  ASSERT_EQ(run.result.accepted.size(), 1u);
+  EXPECT_TRUE(graphed(run.result.accepted[0].text));
+  EXPECT_FALSE(widened(run.result.accepted[0].text));  // profile: Triton is 10% of the time
+  EXPECT_EQ(run.result.model_calls, 2);                // read (+profile), then one proposal
+  EXPECT_EQ(run.profiles, 1);
+  EXPECT_EQ(run.evaluated.size(), 1u);
+}
+
+TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {
+  const std::string original = fixture(kMlp);
+  auto slower = [](const std::string&) {
+    return report(false, 0.97, "rejected: marginal (0.97x)");
+  };
+  auto run = run_search(original, slower, std::nullopt);
+  EXPECT_EQ(run.result.outcome, Outcome::failed);
+  EXPECT_NE(run.result.reason.find("nothing more to propose"), std::string::npos)
+      << run.result.reason;
+  // read, 4 proposals (graph, graph+autotune, autotune, autotune variant), final, refusal.
+  ASSERT_EQ(run.evaluated.size(), 4u);
+  EXPECT_EQ(run.result.model_calls, 7);
+  EXPECT_EQ(run.result.rejected_candidates, 5);  // 4 proposals + the host's re-check after "done"
+  EXPECT_TRUE(graphed(run.evaluated[0]) && !widened(run.evaluated[0]));
+  EXPECT_TRUE(graphed(run.evaluated[1]) && widened(run.evaluated[1]));
+  EXPECT_TRUE(!graphed(run.evaluated[2]) && widened(run.evaluated[2]));
+  EXPECT_TRUE(!graphed(run.evaluated[3]) && widened(run.evaluated[3]));
+  EXPECT_NE(run.evaluated[2], run.evaluated[3]);
+  // All distinct, all keep the ABI.
+  for (size_t i = 0; i < run.evaluated.size(); ++i) {
+    EXPECT_TRUE(check_wrapper_abi(original, run.evaluated[i]));
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(run.evaluated[i], run.evaluated[j]);
+  }
+
+  // With a budget of 3 the run stops after two proposals.
+  auto limited = run_search(original, slower, 3);
+  EXPECT_EQ(limited.result.outcome, Outcome::budget_spent);
+  EXPECT_EQ(limited.result.model_calls, 3);
+  EXPECT_EQ(limited.evaluated.size(), 2u);
+}
+
+TEST(SearchLoop, AnIncorrectRewriteIsNotProposedAgain) {
+  const std::string original = fixture(kTrainFwd);
+  auto run = run_search(
+      original,
+      [](const std::string& t) {
+        if (graphed(t))
+          return report(false, 0, "rejected: incorrect (normal: out[0] max abs err 3e-1)", false);
+        return report(true, 1.05, "accepted: 1.05x, confirmed");
+      },
+      std::nullopt);
+  EXPECT_EQ(run.result.outcome, Outcome::accepted) << run.result.reason;
+  ASSERT_EQ(run.evaluated.size(), 2u);
+  EXPECT_TRUE(graphed(run.evaluated[0]));
+  EXPECT_FALSE(graphed(run.evaluated[1]));  // not graph+autotune: the graph was wrong here
+  EXPECT_TRUE(widened(run.evaluated[1]));
+}
+
+TEST(SearchLoop, AgencyLowProposesOnlyStructurePreservingRewrites) {
+  const std::string original = fixture(kAttn);
+  AgentOptions options;
+  options.agency = Agency::low;
+  auto run = run_search(
+      original, [](const std::string&) { return report(false, 1.0, "rejected: marginal"); },
+      std::nullopt, options);
+  ASSERT_EQ(run.evaluated.size(), 2u);
+  for (const auto& t : run.written) {
+    EXPECT_FALSE(graphed(t));
+    EXPECT_TRUE(check_candidate(Agency::low, original, t));
+  }
+}
+
+TEST(SearchLoop, LoopsStackRewritesOnTheAcceptedBase) {
+  const std::string original = fixture(kMlp);
+  AgentOptions options;
+  options.loops = 2;
+  auto run = run_search(
+      original, [](const std::string&) { return report(true, 1.1, "accepted: 1.10x"); },
+      std::nullopt, options);
+  EXPECT_EQ(run.result.outcome, Outcome::accepted) << run.result.reason;
+  ASSERT_EQ(run.result.accepted.size(), 2u);
+  EXPECT_TRUE(graphed(run.result.accepted[0].text) && !widened(run.result.accepted[0].text));
+  EXPECT_TRUE(graphed(run.result.accepted[1].text) && widened(run.result.accepted[1].text));
+  EXPECT_EQ(run.result.model_calls, 3);
+}
+
+TEST(SearchLoop, DeterministicForASeedAndTheSameWithoutStreaming) {
+  const std::string original = fixture(kLossBwd);
+  auto slower = [](const std::string&) { return report(false, 0.99, "rejected: marginal"); };
+  auto a = run_search(original, slower, std::nullopt, {}, 5);
+  auto b = run_search(original, slower, std::nullopt, {}, 5, /*stream=*/false);
+  auto c = run_search(original, slower, std::nullopt, {}, 6);
+  EXPECT_EQ(a.evaluated, b.evaluated);
+  EXPECT_EQ(a.result.model_calls, b.result.model_calls);
+  ASSERT_EQ(a.evaluated.size(), c.evaluated.size());
+  EXPECT_EQ(a.evaluated[0], c.evaluated[0]);          // the graph rewrite has no seed
+  EXPECT_NE(a.evaluated.back(), c.evaluated.back());  // the autotune variants do
+}
+
+TEST(SearchLoop, NoToolsMeansAFinalAnswer) {
+  auto provider = resolve_provider(std::string(kSearchModel), EnvMap{});
+  ChatClient client(*provider, {}, transport_for(*provider));
+  auto reply = client.complete({{user_message("hello")}, {}});
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_TRUE(reply->message.tool_calls.empty());
+  EXPECT_NE(reply->message.content.find("nothing to propose"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,261 @@
+"""The CUDA graph runtime the search agent pastes into candidates, exercised on the CPU.
+
+A stand-in graph keeps the memory semantics of a real one: capture records the launch sequence
+with the buffers it used, and replay runs it again writing into the very same output and input
+buffers, so stale outputs, missed copies and broken aliasing all show up as wrong values.
+"""
+
+import contextlib
+import pathlib
+from unittest import mock
+
+import pytest
+import torch
+
+RUNTIME = pathlib.Path(__file__).resolve().parents[2] / "core/agent/search/cuda_graph_runtime.py"
+
+
+def load_runtime():
+    scope = {"torch": torch}
+    exec(compile(RUNTIME.read_text(), str(RUNTIME), "exec"), scope)
+    return scope["_TsGraphedCall"]
+
+
+class FakeGraph:
+    """Replays the recorded call into the buffers of the capture (what a CUDA graph does)."""
+
+    capturing = None
+
+    def __init__(self):
+        self.recorded = None
+
+    def capture_begin(self, capture_error_mode=None):
+        FakeGraph.capturing = self
+
+    def capture_end(self):
+        FakeGraph.capturing = None
+
+    def replay(self):
+        compute, args, outs = self.recorded
+        fresh = compute(list(args))
+        inputs = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+        for o, f in zip(outs, fresh):
+            if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() not in inputs:
+                o.copy_(f)
+
+
+class FakeStream:
+    def __init__(self, device=None):
+        pass
+
+    def wait_stream(self, other):
+        pass
+
+
+@contextlib.contextmanager
+def cpu_cuda_api():
+    with mock.patch.object(torch.cuda, "is_current_stream_capturing", lambda: False), \
+            mock.patch.object(torch.cuda, "device", lambda d: contextlib.nullcontext()), \
+            mock.patch.object(torch.cuda, "current_stream", lambda d=None: FakeStream()), \
+            mock.patch.object(torch.cuda, "stream", lambda s: contextlib.nullcontext()):
+        yield
+
+
+def eager_of(compute):
+    """The wrapper's original call(args): clears its list like Inductor's does."""
+
+    def eager(args):
+        saved = list(args)
+        args.clear()
+        outs = compute(list(saved))
+        if FakeGraph.capturing is not None:
+            FakeGraph.capturing.recorded = (compute, saved, outs)
+            # Inside a capture nothing runs: hand back garbage in the output buffers.
+            inputs = {a.untyped_storage().data_ptr() for a in saved if isinstance(a, torch.Tensor)}
+            for o in outs:
+                if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() not in inputs:
+                    o.fill_(float("nan") if o.is_floating_point() else -1)
+        return outs
+
+    return eager
+
+
+def make(written=()):
+    cls = load_runtime()
+    return cls(written_inputs=written, graph_factory=FakeGraph, stream_factory=FakeStream,
+               device_type="cpu")
+
+
+# A training-forward-like graph: a matmul with a parameter, a returned input, a view of an input,
+# two outputs sharing one buffer, a scalar and a None.
+def forward_like(args):
+    w, x, scale = args
+    h = torch.empty_strided((x.shape[0], w.shape[1]), (w.shape[1], 1), dtype=x.dtype)
+    torch.mm(x, w, out=h)
+    h.mul_(scale)
+    buf = torch.empty(2 * h.numel(), dtype=h.dtype)
+    buf[: h.numel()].copy_(h.flatten())
+    buf[h.numel():].copy_(h.flatten().relu())
+    a = torch._C._dynamo.guards._reinterpret_tensor(buf, h.shape, h.stride(), 0)
+    b = torch._C._dynamo.guards._reinterpret_tensor(buf, h.shape, h.stride(), h.numel())
+    view = torch._C._dynamo.guards._reinterpret_tensor(x, (x.numel(),), (1,), 0)
+    return (a, b, w, view, None)
+
+
+def run_reference(args):
+    return forward_like(list(args))
+
+
+def test_outputs_match_the_original_and_are_fresh_every_call():
+    runtime = make()
+    w = torch.randn(16, 8)
+    results, expected = [], []
+    with cpu_cuda_api():
+        for step in range(6):
+            x = torch.randn(4, 16)  # a new activation each call: copied in
+            args = [w, x, 2.0]
+            expected.append([t.clone() if isinstance(t, torch.Tensor) else t
+                             for t in run_reference(args)])
+            out = runtime(eager_of(forward_like), list(args))
+            results.append((out, x))
+    assert runtime.captures == 1 and runtime.replays == 5 and runtime.disabled is None
+    for (out, x), exp in zip(results, expected):  # earlier outputs were not overwritten later
+        a, b, w_out, view, none = out
+        torch.testing.assert_close(a, exp[0], rtol=0, atol=0)
+        torch.testing.assert_close(b, exp[1], rtol=0, atol=0)
+        assert w_out is w  # a returned input is the very input object
+        assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        torch.testing.assert_close(view, x.flatten(), rtol=0, atol=0)
+        assert none is None
+        # the two outputs still share one storage, at the same offsets
+        assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+        assert (a.storage_offset(), b.storage_offset()) == (0, a.numel())
+        assert a.stride() == exp[0].stride()
+    # outputs of different calls own different memory
+    assert results[-1][0][0].data_ptr() != results[-2][0][0].data_ptr()
+
+
+def test_parameter_read_in_place_sees_updates_and_a_moved_parameter_falls_back():
+    runtime = make()
+    w = torch.randn(16, 8)
+    x = torch.randn(4, 16)
+    with cpu_cuda_api():
+        for _ in range(3):
+            runtime(eager_of(forward_like), [w, x, 1.0])
+        w.add_(1.0)  # an optimizer step: same address, new values
+        out = runtime(eager_of(forward_like), [w, x, 1.0])
+        torch.testing.assert_close(out[0], x @ w)
+        inplace = dict(runtime.state["inplace"])
+        assert inplace.get(0) == w.data_ptr()
+        w2 = torch.randn(16, 8)  # a new parameter tensor elsewhere
+        out = runtime(eager_of(forward_like), [w2, x, 1.0])
+        torch.testing.assert_close(out[0], x @ w2)
+        assert runtime.misses == 1
+
+
+def test_written_input_is_copied_back_like_the_original_mutation():
+    # A backward-like graph reusing a donated saved tensor as its output buffer.
+    def backward_like(args):
+        saved, grad = args
+        buf = saved  # buf1 = mm; del mm  # reuse
+        buf.mul_(grad)
+        out = torch.empty_like(buf)
+        torch.add(buf, 1.0, out=out)
+        return (out, None)
+
+    runtime = make(written=(0,))
+    grad = torch.randn(8, 8)
+    with cpu_cuda_api():
+        for _ in range(4):
+            saved = torch.randn(8, 8)
+            reference_saved = saved.clone()
+            reference_out = reference_saved * grad + 1.0
+            out = runtime(eager_of(backward_like), [saved, grad])
+            torch.testing.assert_close(out[0], reference_out)
+            torch.testing.assert_close(saved, reference_saved * grad)  # same effect on the input
+    assert runtime.captures == 1
+    assert 0 in runtime.state["copied"]
+
+
+def test_scalar_change_and_failed_capture_run_the_original():
+    runtime = make()
+    w, x = torch.randn(16, 8), torch.randn(4, 16)
+    with cpu_cuda_api():
+        runtime(eager_of(forward_like), [w, x, 1.0])
+        runtime(eager_of(forward_like), [w, x, 1.0])
+        out = runtime(eager_of(forward_like), [w, x, 3.0])  # another scalar: not the graph
+        torch.testing.assert_close(out[0], (x @ w) * 3.0)
+
+    def broken(args):
+        if FakeGraph.capturing is not None:
+            raise RuntimeError("operation not permitted when stream is capturing")
+        return forward_like(args)
+
+    runtime = make()
+    with cpu_cuda_api():
+        for _ in range(3):
+            out = runtime(eager_of(broken), [w, x, 1.0])
+            torch.testing.assert_close(out[0], x @ w)
+    assert runtime.disabled is not None and "capture failed" in runtime.disabled
+    assert FakeGraph.capturing is None
+
+
+def test_inputs_on_another_device_type_are_never_captured():
+    runtime = make()
+    runtime.device_type = "cuda"  # the real setting: CPU tensors do not qualify
+    w, x = torch.randn(16, 8), torch.randn(4, 16)
+    with cpu_cuda_api():
+        for _ in range(3):
+            out = runtime(eager_of(forward_like), [w, x, 1.0])
+    torch.testing.assert_close(out[0], x @ w)
+    assert runtime.captures == 0 and runtime.disabled
+
+
+@pytest.mark.gpu
+def test_real_cuda_graph_replay_matches_eager():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    cls = load_runtime()
+    runtime = cls()
+    w = torch.randn(64, 32, device="cuda")
+    for _ in range(5):
+        x = torch.randn(8, 64, device="cuda")
+        out = runtime(eager_of(forward_like), [w, x, 2.0])
+        torch.testing.assert_close(out[0], (x @ w) * 2.0)
+    assert runtime.captures == 1 and runtime.disabled is None
+
+
+def test_inputs_copied_at_first_are_read_in_place_once_their_address_settles():
+    # The gate's correctness trials pass fresh tensors each time; its timing then reuses them.
+    runtime = make()
+    with cpu_cuda_api():
+        for _ in range(3):  # warm-up, capture (everything copied), one replay
+            w, x = torch.randn(16, 8), torch.randn(4, 16)
+            out = runtime(eager_of(forward_like), [w, x, 1.0])
+            torch.testing.assert_close(out[0], x @ w)
+        assert runtime.captures == 1 and runtime.state["inplace"] == ()
+        w = torch.randn(16, 8)
+        for _ in range(6):  # the weights settle at one address, the activation keeps moving
+            x = torch.randn(4, 16)
+            out = runtime(eager_of(forward_like), [w, x, 1.0])
+            torch.testing.assert_close(out[0], x @ w)
+        assert runtime.captures == 2
+        assert [i for i, _ in runtime.state["inplace"]] == [0]
+        w.mul_(-1.0)  # updates in place are seen by the graph
+        x = torch.randn(4, 16)
+        out = runtime(eager_of(forward_like), [w, x, 1.0])
+        torch.testing.assert_close(out[0], x @ w)
+
+
+def test_moved_parameters_lead_to_a_new_capture():
+    runtime = make()
+    x = torch.randn(4, 16)
+    with cpu_cuda_api():
+        w = torch.randn(16, 8)
+        for _ in range(3):
+            runtime(eager_of(forward_like), [w, x, 1.0])
+        w = torch.randn(16, 8)  # e.g. the model was reloaded
+        for _ in range(8):
+            out = runtime(eager_of(forward_like), [w, x, 1.0])
+            torch.testing.assert_close(out[0], x @ w)
+        assert runtime.captures == 2 and runtime.state["inplace"][0] == (0, w.data_ptr())

@@ -1,0 +1,149 @@
+"""The workload suite and the `tilesmith bench` runner, on the CPU.
+
+Every suite problem is loaded as the runner loads it and one step (forward, and backward for
+training problems) runs on the meta device, so shapes, dtypes and the loss are checked without
+doing the arithmetic. The runner itself runs end to end on tiny problems: a good one, a broken
+one and one that hangs, each in its own process, with a deadline.
+"""
+
+import importlib.util
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BENCH = ROOT / "python" / "tilesmith" / "bench.py"
+SUITE = sorted((ROOT / "bench" / "suite").glob("*.py"))
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("tilesmith_bench_under_test", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_suite_is_large_and_varied():
+    assert len(SUITE) >= 30
+    bench = load_bench()
+    mods = [bench.load_problem(p) for p in SUITE]
+    train = [m for m in mods if getattr(m, "TRAIN", False)]
+    bf16 = [m for m in mods if getattr(m, "DTYPE", None) is torch.bfloat16]
+    assert len(train) >= 8 and len(mods) - len(train) >= 20
+    assert len(bf16) >= 10 and len(mods) - len(bf16) >= 10
+    assert set(bench.QUICK) <= {p.stem for p in SUITE}
+
+
+@pytest.mark.parametrize("path", SUITE, ids=[p.stem for p in SUITE])
+def test_problem_runs_one_step_on_the_meta_device(path):
+    bench = load_bench()
+    prob = bench._Problem(path, seed=0, device="meta")
+    model = prob.fresh_model()
+    step, observe = prob.step_fn(model, model)
+    got = observe()
+    assert got and all(t is not None for t in got)
+    if prob.train:
+        n_params = sum(1 for p in model.parameters() if p.requires_grad)
+        assert n_params > 0 and len(got) > n_params  # outputs, then one gradient per parameter
+    if prob.dtype is not None:  # floating inputs and parameters were cast
+        floats = [t for t in [*prob.inputs, *model.parameters()] if t.is_floating_point()]
+        assert floats and all(t.dtype == prob.dtype for t in floats)
+
+
+def test_compare_reports_errors_against_the_tolerance():
+    bench = load_bench()
+    a = torch.ones(4)
+    assert bench._compare([a], [a.clone()], 1e-3, 1e-3) == (0.0, 0.0)
+    err_abs, ratio = bench._compare([a + 0.1], [a], 1e-3, 1e-3)
+    assert err_abs == pytest.approx(0.1) and ratio > 1
+    assert bench._compare([a], [torch.ones(5)], 1e-3, 1e-3)[1] == float("inf")
+    assert bench._compare([a * float("nan")], [a], 1e-3, 1e-3)[1] == float("inf")
+
+
+def test_summary_geomean_and_incorrect_installs():
+    bench = load_bench()
+
+    def rec(name, ind, ts, installed=True, correct=True):
+        return bench._derive({"problem": name, "status": "ok", "columns": {
+            "inductor": {"status": "ok", "ms": ind},
+            "tilesmith": {"status": "ok", "ms": ts, "installed": installed, "correct": correct}}})
+
+    s = bench.summarize([rec("a", 2.0, 1.0), rec("b", 1.0, 1.0, installed=False),
+                         rec("c", 1.0, 0.5, correct=False)])
+    assert s["geomean_tilesmith"] == pytest.approx((2 * 1 * 2) ** (1 / 3))
+    assert s["installed"] == 2 and s["incorrect_installs"] == 1
+    assert s["min_speedup_tilesmith"] == pytest.approx(1.0)
+
+
+TINY = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2 + 1
+
+def get_inputs():
+    return [torch.randn(32, 32)]
+
+def get_init_inputs():
+    return []
+'''
+BROKEN = '''
+import torch.nn as nn
+class Model(nn.Module):
+    pass
+def get_inputs():
+    raise RuntimeError("broken on purpose")
+def get_init_inputs():
+    return []
+'''
+HANGS = '''
+import time
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        time.sleep(600)
+        return x
+def get_inputs():
+    return [torch.randn(4)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_runner_isolates_failures_and_keeps_going(tmp_path):
+    probs = tmp_path / "problems"
+    probs.mkdir()
+    (probs / "a_tiny.py").write_text(TINY)
+    (probs / "b_broken.py").write_text(BROKEN)
+    (probs / "c_hangs.py").write_text(HANGS)
+    out = tmp_path / "r.json"
+    r = subprocess.run(
+        [sys.executable, str(BENCH), str(probs), "--device", "cpu", "--columns", "eager,tilesmith",
+         "--timeout", "25", "--out", str(out), "--plot", str(tmp_path / "r.svg"),
+         "--min-runs", "3", "--target-s", "0.05"],
+        capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    recs = {x["problem"]: x for x in doc["records"]}
+    assert recs["a_tiny"]["status"] == "ok"
+    assert recs["a_tiny"]["columns"]["eager"]["status"] == "ok"
+    assert recs["a_tiny"]["columns"]["eager"]["ms"] > 0
+    # tilesmith either ran or said why it could not (never took the problem down with it)
+    assert recs["a_tiny"]["columns"]["tilesmith"]["status"] in ("ok", "error")
+    assert recs["b_broken"]["status"] == "error" and "broken on purpose" in recs["b_broken"]["error"]
+    assert recs["c_hangs"]["status"] == "timeout"
+    assert "[1/3] a_tiny" in r.stderr and "[3/3] c_hangs" in r.stderr
+    assert (tmp_path / "r.svg").read_text().startswith("<svg") or (tmp_path / "r.png").exists()
+    # --resume keeps what finished and reruns only the rest
+    r2 = subprocess.run(
+        [sys.executable, str(BENCH), str(probs), "--device", "cpu", "--columns", "eager",
+         "--problems", "a_tiny", "--resume", "--out", str(out)],
+        capture_output=True, text=True, timeout=120)
+    assert r2.returncode == 0 and "0 problem(s) to run (1 kept" in r2.stderr
