@@ -27,6 +27,7 @@
 #include "bindings.hpp"
 #include "ts/agent/agent.hpp"
 #include "ts/agent/provider.hpp"
+#include "ts/agent/search.hpp"
 
 namespace nb = nanobind;
 
@@ -230,7 +231,7 @@ nb::dict failed_result(const std::string& reason) {
 
 nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std::string> model,
              int loops, const std::string& agency_text, const std::string& task, bool traces,
-             std::optional<std::map<std::string, std::string>> env) {
+             std::optional<std::map<std::string, std::string>> env, std::uint64_t seed) {
   auto agency = agent::parse_agency(agency_text);
   if (!agency) throw nb::value_error(agency.error().message.c_str());
   if (loops < 1) throw nb::value_error(fmt::format("loops must be >= 1, not {}", loops).c_str());
@@ -270,7 +271,10 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
     if (!route) {
       route_error = route.error().message;
     } else {
-      agent::ChatClient client((*route)->provider());
+      // The built-in search agent plays the model through its own Transport; HTTP routes get
+      // nullptr here and use libcurl.
+      agent::ChatClient client((*route)->provider(), {},
+                               agent::transport_for((*route)->provider(), seed));
       result = agent::run_agent(client, ws, budget, options);
     }
   }
@@ -335,10 +339,11 @@ void bind_agent(nb::module_& m) {
 
   a.def("run", &run, nb::arg("workspace"), nb::arg("budget"), nb::arg("model") = nb::none(),
         nb::arg("loops") = 1, nb::arg("agency") = "medium", nb::arg("task") = "",
-        nb::arg("traces") = false, nb::arg("env") = nb::none(),
+        nb::arg("traces") = false, nb::arg("env") = nb::none(), nb::arg("seed") = 0,
         "Runs the agent loop on `workspace` until `loops` candidates are accepted, the budget is "
         "spent or the route fails. Returns {outcome, accepted, model_calls, rejected_candidates, "
-        "reason}; never raises for model, network or workspace failures.");
+        "reason}; never raises for model, network or workspace failures. `seed` makes the built-in "
+        "search agent (model \"tilesmith-search\") deterministic.");
 }
 
 }  // namespace ts::python

@@ -252,7 +252,8 @@ class GraphState:
                 f"must keep the same ABI, outputs, aliasing and RNG draws.")
         result = agent.run(workspace, s.budget, model=s.agent_model, loops=s.loops,
                            agency=s.agency, task=task,
-                           traces=os.environ.get("TILESMITH_DEBUG") == "1")
+                           traces=os.environ.get("TILESMITH_DEBUG") == "1",
+                           seed=int(os.environ.get("TILESMITH_SEED", "0") or 0))
         s.record_agent(self.index, result)
         if result.get("outcome") != "accepted" or not result.get("accepted"):
             self._keep(f"no candidate accepted ({result.get('outcome')}: {result.get('reason')})")
