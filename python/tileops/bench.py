@@ -107,8 +107,12 @@ def _baselines(op_name: str, tensors, params, with_compile: bool):
     return out
 
 
-def bench_op(op_name: str, timer: _Timer, profile: str, with_compile: bool, dtype: str | None,
-             label: str | None, first_only: bool, log, tuned: bool = False) -> list[dict]:
+def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str | None,
+             label: str | None, first_only: bool, log, tuned: bool = False,
+             device: str = "cuda") -> list[dict]:
+    """One row per workload call of `op_name`: every implementation checked against torch, then
+    timed by `timer` (a callable taking a zero-argument function, returning its statistics)."""
+    registry.load_builtin_ops()
     spec = manifest.op(op_name)
     cls = registry.get(op_name)
     rows = []
@@ -126,14 +130,14 @@ def bench_op(op_name: str, timer: _Timer, profile: str, with_compile: bool, dtyp
                "bandwidth": roof["bandwidth"], "impls": {}}
         rows.append(row)
         try:
-            tensors = testing.make_inputs(spec, w["inputs"], "cuda")
+            tensors = testing.make_inputs(spec, w["inputs"], device)
             params = {**cls().param_values, **w["params"]}
             op = cls(**params)
             if tuned:
                 op.request_tune()  # the first call tunes this shape (outside the timed runs)
             ref = op(*tensors)
             ours = [o.clone() for o in _outputs(op_name, ref, tensors, spec)]
-            ours_fresh = testing.make_inputs(spec, w["inputs"], "cuda")  # mutated ops: pristine
+            ours_fresh = testing.make_inputs(spec, w["inputs"], device)  # mutated ops: pristine
             baselines = _baselines(op_name, ours_fresh, params, with_compile)
             checks = {}
             for name, fn in baselines.items():

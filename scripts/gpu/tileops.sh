@@ -33,7 +33,13 @@ setup_devroot() {
   [ -d .devdeps ] || { echo "no .devdeps: building against the image's own dev packages"; return; }
   if [ ! -f "$devroot/.done" ]; then
     rm -rf "$devroot" && mkdir -p "$devroot"
-    for f in .devdeps/*.deb; do dpkg -x "$f" "$devroot"; done
+    for f in .devdeps/*.deb; do
+      if command -v dpkg > /dev/null; then
+        dpkg -x "$f" "$devroot"
+      else  # a .deb is an ar archive holding data.tar.{xz,zst,gz}
+        (cd "$devroot" && ar x "$OLDPWD/$f" && tar -xf data.tar.* && rm -f data.tar.* control.tar.* debian-binary)
+      fi
+    done
     # Where the image has its own libcurl / libssl / libcrypto, link against those and run with
     # them (one OpenSSL per process); the carried ones only fill gaps.
     libdir="$devroot/usr/lib/$arch"

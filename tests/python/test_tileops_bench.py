@@ -65,3 +65,63 @@ def test_bench_one_op_end_to_end(tmp_path):
     (row,) = report["rows"]
     assert row["check"] == "ok" and row["impls"]["tileops"]["runs"] >= 50
     assert row["best_baseline"] == "torch eager" and row["ratio_vs_best"] > 0
+
+
+TINY_WORKLOADS = {
+    "RMSNormFwdOp": ("norm.yaml", [
+        "{B: [8], N: 64, dtype_cases: [{T: bfloat16}, {T: float32}], label: tiny}",
+        "{B: [3], N: 5, dtype_cases: [{T: float16}], label: tinier}"], {"torch eager"}),
+    "GEMMFwdOp": ("gemm.yaml", [
+        "{M: 5, N: 6, K: 7, dtype_cases: [{T: float16}, {T: bfloat16}], label: tiny}",
+        "{M: 9, N: 3, K: 4, trans_a: true, trans_b: false, dtype_cases: [{T: float16}], label: tn}"],
+        {"torch.matmul (cuBLAS)"}),
+    "MultiHeadAttentionFwdOp": ("attention.yaml", [
+        "{B: 1, Hq: 2, Hkv: 1, Sq: 5, Skv: 7, D: 64, is_causal: true, dtype_cases: [{T: bfloat16}, {T: float16}], label: tiny}",
+        "{B: 2, Hq: 2, Hkv: 2, Sq: 1, Skv: 9, D: 128, dtype_cases: [{T: bfloat16}], label: decode}"],
+        {"sdpa-cudnn", "sdpa-flash", "sdpa-efficient", "sdpa-math"}),
+}
+
+
+@pytest.mark.parametrize("op_name", sorted(TINY_WORKLOADS))
+def test_bench_rows_on_the_reference_backend(op_name, tmp_path, monkeypatch):
+    """The row logic (checks against every baseline, backends that do not serve a case, summary,
+    JSON-ready rows) on the CPU: tiny workloads in a copy of the specs, the reference kernels
+    (_tskernels_ref), a fake timer."""
+    import shutil
+
+    from tileops import _kernels
+
+    ref = _kernels._import("_tskernels_ref")
+    if isinstance(ref, ImportError) or op_name not in ref.kernels().values():
+        pytest.skip(f"{op_name} is not in _tskernels_ref here")
+    yaml_file, workloads, baselines = TINY_WORKLOADS[op_name]
+    specs = tmp_path / "specs"
+    shutil.copytree(manifest.specs_dir(), specs)
+    text = (specs / yaml_file).read_text()
+    start = text.index("  workloads:\n", text.index(op_name + ":"))
+    end = text.index("  roofline:", start)
+    rows_yaml = "".join(f"    - {w}\n" for w in workloads)
+    (specs / yaml_file).write_text(text[:start] + "  workloads:\n" + rows_yaml + text[end:])
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEOPS_SPECS", str(specs))
+    calls = []
+
+    def timer(fn):
+        fn()
+        calls.append(fn)
+        return {"median_us": 10.0 + len(calls), "p10_us": 9.0, "p90_us": 12.0, "runs": 50}
+
+    lines = []
+    with _kernels.use_reference_backend():
+        rows = bench.bench_op(op_name, timer, "h200", False, None, None, False, lines.append,
+                              device="cpu")
+    assert len(rows) == sum(w.count("{T:") for w in workloads) == len(lines)
+    for r in rows:
+        assert r.get("check") == "ok", (r.get("error"), r.get("max_rel_err_vs"))
+        assert set(r["impls"]) == baselines | {"tileops"}
+        timed = {n for n, i in r["impls"].items() if "median_us" in i}
+        assert "tileops" in timed and r["best_baseline"] in timed - {"tileops"}
+        # on the CPU the GPU-only SDPA backends fail and are reported, not timed
+        assert all("error" in i for n, i in r["impls"].items() if n not in timed)
+        assert r["impls"]["tileops"]["pct_roofline"] > 0
+        json.dumps(r)
