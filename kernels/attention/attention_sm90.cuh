@@ -110,13 +110,15 @@ __device__ __forceinline__ void fence_async_shared() {
 
 // Loads rows [0, rows_valid) of a [kRows, D] tile (row stride `stride`) into `tile`; rows past
 // rows_valid become zeros (finite, so masked probabilities times them stay 0).
-template <class Traits, int kRows, int kThreads = Traits::kThreads, class SmemTensor>
+// kUnrolled = false keeps the loop rolled (the producer warpgroup runs on 24 registers).
+template <class Traits, int kRows, int kThreads = Traits::kThreads, bool kUnrolled = true,
+          class SmemTensor>
 __device__ __forceinline__ void load_tile(SmemTensor tile, const typename Traits::Element* g,
                                           std::int64_t stride, int rows_valid, int tid) {
   constexpr int kChunksPerRow = Traits::kHeadDim / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "every thread copies the same chunk count");
-#pragma unroll
+#pragma unroll(kUnrolled ? kChunks / kThreads : 1)
   for (int i = 0; i < kChunks / kThreads; ++i) {
     const int chunk = tid + i * kThreads;
     const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
@@ -652,11 +654,11 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_kernel_ws(const AttnP
       const int stage = n % kStages, round = n / kStages;
       mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
       const int start = n * kBlockN;
-      load_tile<Traits, kBlockN, 128>(sK(stage), k + start * p.k_stride[2], p.k_stride[2],
-                                      p.Skv - start, tid);
+      load_tile<Traits, kBlockN, 128, false>(sK(stage), k + start * p.k_stride[2], p.k_stride[2],
+                                             p.Skv - start, tid);
       cp_async_arrive_noinc(&full_k[stage]);
-      load_tile<Traits, kBlockN, 128>(sV(stage), v + start * p.v_stride[2], p.v_stride[2],
-                                      p.Skv - start, tid);
+      load_tile<Traits, kBlockN, 128, false>(sV(stage), v + start * p.v_stride[2], p.v_stride[2],
+                                             p.Skv - start, tid);
       cp_async_arrive_noinc(&full_v[stage]);
     }
     cp_async_wait<0>();
