@@ -11,18 +11,23 @@
 namespace ts::kernels {
 namespace {
 
-// Configs (AttentionArgs::config), per head dim. kBlockM is 128 (two warpgroups); kBlockN is
-// 128, or 64 where named (D = 256 always uses 64: its O accumulator takes 128 registers).
-//   0: overlapped kernel (softmax of block j+1 under the P V wgmma of block j), kBlockN 128
-//   1: overlapped kernel, kBlockN 64
-//   2: plain kernel (S, softmax, P V in sequence), kBlockN 128
-//   3: plain kernel, kBlockN 64
-constexpr int kNumAttnConfigs = 4;
-constexpr const char* kAttnConfigNames[3][kNumAttnConfigs] = {
-    {"D64 overlap 128x128", "D64 overlap 128x64", "D64 plain 128x128", "D64 plain 128x64"},
-    {"D128 overlap 128x128", "D128 overlap 128x64", "D128 plain 128x128", "D128 plain 128x64"},
-    {"D256 overlap 128x64", "D256 overlap 128x64 (as 0)", "D256 plain 128x64",
-     "D256 plain 128x64 (as 2)"}};
+// Configs (AttentionArgs::config). kBlockM is 128 everywhere; kBlockN 128 or 64 as named
+// (D = 256 always uses 64 and the plain kernel: its O accumulator alone takes 128 registers).
+//   0: plain (S, softmax, P V in sequence; all warps copy), 128 x 128   (default; fastest on H200)
+//   1: plain, 128 x 64
+//   2: overlapped (softmax of block j+1 under the P V wgmma of block j), 128 x 128
+//   3: overlapped, 128 x 64
+//   4: warp-specialized (cp.async producer warpgroup, two ping-pong consumers), 128 x 128, 2 stages
+//   5: warp-specialized, 128 x 64, 3 stages
+// 2-5 are kept for measurement: on nvcc 13.0, 2 spills 144 bytes and 4/5 spill 0.5-1.8 KB (ptxas
+// allocates the 384-thread kernel at 168 registers a thread despite setmaxnreg).
+constexpr int kNumAttnConfigs = 6;
+constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
+                                                           "plain 128x64",
+                                                           "overlapped 128x128",
+                                                           "overlapped 128x64",
+                                                           "warp-specialized 128x128 2 stages",
+                                                           "warp-specialized 128x64 3 stages"};
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
@@ -49,7 +54,9 @@ bool tensor_core_path(const AttentionArgs& a) {
   return true;
 }
 
-template <class Traits, bool kOverlap>
+enum class Variant { plain, overlap, warp_specialized };
+
+template <class Traits, Variant kVariant>
 cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream) {
   attn::AttnParams p{};
   p.q = a.q;
@@ -68,36 +75,64 @@ cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream
   p.Skv = static_cast<int>(a.Skv);
   p.scale_log2 = scale * 1.4426950408889634f;
   p.causal = a.is_causal;
-  auto kernel = kOverlap ? attn::attention_kernel_overlap<Traits> : attn::attention_kernel<Traits>;
+  constexpr bool kWs = kVariant == Variant::warp_specialized;
+  void (*kernel)(const attn::AttnParams) = nullptr;
+  if constexpr (kWs)
+    kernel = attn::attention_kernel_ws<Traits>;
+  else if constexpr (kVariant == Variant::overlap)
+    kernel = attn::attention_kernel_overlap<Traits>;
+  else
+    kernel = attn::attention_kernel<Traits>;
+  constexpr int kSmem = kWs ? attn::WsShared<Traits>::kBytes : Traits::kSmemBytes;
+  constexpr int kThreads = kWs ? attn::kWsThreads : Traits::kThreads;
   // Raise the dynamic shared-memory limit once per instantiation (thread-safe static init).
   static const cudaError_t attr_err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
   if (attr_err != cudaSuccess) return attr_err;
   const dim3 grid(static_cast<unsigned>((a.Sq + Traits::kBlockM - 1) / Traits::kBlockM),
                   static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B));
-  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(p);
+  kernel<<<grid, kThreads, kSmem, stream>>>(p);
   return cudaGetLastError();
 }
 
-template <class T, int kHeadDim, int kBlockN>
-cudaError_t launch_variant(const AttentionArgs& a, bool overlap, float scale, cudaStream_t stream) {
-  using Traits = attn::AttnTraits<T, kHeadDim, 128, kBlockN, 2>;
-  return overlap ? launch_sm90<Traits, true>(a, scale, stream)
-                 : launch_sm90<Traits, false>(a, scale, stream);
+template <class T, int kHeadDim, int kBlockN, int kStages>
+cudaError_t launch_variant(const AttentionArgs& a, Variant variant, float scale,
+                           cudaStream_t stream) {
+  using Traits = attn::AttnTraits<T, kHeadDim, 128, kBlockN, kStages>;
+  switch (variant) {
+    case Variant::warp_specialized:
+      return launch_sm90<Traits, Variant::warp_specialized>(a, scale, stream);
+    case Variant::overlap:
+      if constexpr (kStages == 2) return launch_sm90<Traits, Variant::overlap>(a, scale, stream);
+      break;
+    case Variant::plain:
+      return launch_sm90<Traits, Variant::plain>(a, scale, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 template <class T>
 cudaError_t dispatch_sm90(const AttentionArgs& a, int config, float scale, cudaStream_t stream) {
-  const bool overlap = config < 2, wide = config % 2 == 0;
+  const bool wide = config % 2 == 0;
+  const Variant variant = config < 2   ? Variant::plain
+                          : config < 4 ? Variant::overlap
+                                       : Variant::warp_specialized;
   switch (a.D) {
     case 64:
-      return wide ? launch_variant<T, 64, 128>(a, overlap, scale, stream)
-                  : launch_variant<T, 64, 64>(a, overlap, scale, stream);
+      if (variant == Variant::warp_specialized)
+        return wide ? launch_variant<T, 64, 128, 2>(a, variant, scale, stream)
+                    : launch_variant<T, 64, 64, 3>(a, variant, scale, stream);
+      return wide ? launch_variant<T, 64, 128, 2>(a, variant, scale, stream)
+                  : launch_variant<T, 64, 64, 2>(a, variant, scale, stream);
     case 128:
-      return wide ? launch_variant<T, 128, 128>(a, overlap, scale, stream)
-                  : launch_variant<T, 128, 64>(a, overlap, scale, stream);
+      if (variant == Variant::warp_specialized)
+        return wide ? launch_variant<T, 128, 128, 2>(a, variant, scale, stream)
+                    : launch_variant<T, 128, 64, 3>(a, variant, scale, stream);
+      return wide ? launch_variant<T, 128, 128, 2>(a, variant, scale, stream)
+                  : launch_variant<T, 128, 64, 2>(a, variant, scale, stream);
     case 256:
-      return launch_variant<T, 256, 64>(a, overlap, scale, stream);
+      return launch_sm90<attn::AttnTraits<T, 256, 128, 64, 2>, Variant::plain>(
+          a, scale, stream);  // every config
   }
   return cudaErrorInvalidValue;
 }
@@ -150,8 +185,8 @@ int attention_num_configs() {
 
 const char* attention_config_name(int config, std::int64_t D) {
   if (config < 0 || config >= kNumAttnConfigs) return "";
-  const int d = D == 64 ? 0 : D == 128 ? 1 : D == 256 ? 2 : -1;
-  return d < 0 ? "" : kAttnConfigNames[d][config];
+  if (D == 256) return "plain 128x64 (every config for D 256)";
+  return D == 64 || D == 128 ? kAttnConfigNames[config] : "";
 }
 
 bool attention_uses_tensor_cores(const AttentionArgs& a) {

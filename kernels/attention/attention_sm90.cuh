@@ -68,6 +68,8 @@ struct AttnTraits {
 
   static constexpr int kTileQ = kBlockM * kHeadDim, kTileKV = kBlockN * kHeadDim;
   static constexpr int kSmemBytes = (kTileQ + 2 * kStages * kTileKV) * int(sizeof(Element));
+  // Warp-specialized kernel: the same tiles, then 3 * kStages mbarriers.
+  static constexpr int kSmemBytesWs = kSmemBytes;
 };
 
 // Accumulator fragment ((2, 2, V), MMA_M, MMA_N) viewed as (rows, cols):
@@ -108,15 +110,17 @@ __device__ __forceinline__ void fence_async_shared() {
 
 // Loads rows [0, rows_valid) of a [kRows, D] tile (row stride `stride`) into `tile`; rows past
 // rows_valid become zeros (finite, so masked probabilities times them stay 0).
-template <class Traits, int kRows, class SmemTensor>
+// kUnrolled = false keeps the loop rolled (the producer warpgroup runs on 24 registers).
+template <class Traits, int kRows, int kThreads = Traits::kThreads, bool kUnrolled = true,
+          class SmemTensor>
 __device__ __forceinline__ void load_tile(SmemTensor tile, const typename Traits::Element* g,
                                           std::int64_t stride, int rows_valid, int tid) {
   constexpr int kChunksPerRow = Traits::kHeadDim / 8;
   constexpr int kChunks = kRows * kChunksPerRow;
-  static_assert(kChunks % Traits::kThreads == 0, "every thread copies the same chunk count");
-#pragma unroll
-  for (int i = 0; i < kChunks / Traits::kThreads; ++i) {
-    const int chunk = tid + i * Traits::kThreads;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same chunk count");
+#pragma unroll(kUnrolled ? kChunks / kThreads : 1)
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int chunk = tid + i * kThreads;
     const int row = chunk / kChunksPerRow, col = (chunk % kChunksPerRow) * 8;
     const bool valid = row < rows_valid;
     cp_async_16(&tile(row, col), valid ? g + row * stride + col : g, valid);
@@ -521,6 +525,250 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     load_v(j + 2);
     load_k(j + 3, true);
   }
+
+  Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const int row = get<0>(O_coord(r, 0));
+    if (row0 + row >= p.Sq) continue;
+    Element* orow = o + row * p.o_stride[2];
+#pragma unroll
+    for (int c = 0; c < size<1>(O); c += 2) {
+      const int col = get<1>(O_coord(r, c));
+      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
+                         static_cast<Element>(O(r, c + 1) * inv)};
+      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
+    }
+  }
+}
+
+// ---- warp-specialized variant --------------------------------------------------------------
+//
+// 3 warpgroups: warpgroup 2 produces (cp.async of K and V tiles into a kStages ring, each
+// stage's arrival signalled on an mbarrier by cp.async.mbarrier.arrive.noinc, so no consumer
+// waits on another's copies), warpgroups 0 and 1 consume 64 query rows each. The consumers never
+// synchronize with each other except through a token that alternates their wgmma issues
+// (QK of warpgroup 1, QK of 2, PV of 1, PV of 2, ...): while one does softmax, the other's
+// products keep the tensor cores busy (FlashAttention-3's ping-pong schedule). Registers: a
+// 384-thread launch caps every thread at 168 (each SM quarter holds 3 warps); setmaxnreg moves
+// the producer to 24 and the consumers to 240, with the two roles as the two branches of one
+// if/else (else ptxas ignores it).
+//
+//   full_k[s], full_v[s]: 128 producer arrivals (one per thread, when its copies have landed)
+//   empty[s]:             8 consumer arrivals (lane 0 of each consumer warp, after its P V)
+//   named barriers 1, 2:  the wgmma token of consumer 0, 1;  3, 4: Q loaded, per consumer
+
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void cp_async_arrive_noinc(std::uint64_t* bar) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(a) : "memory");
+}
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, int count) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(a), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(a) : "memory");
+}
+// Waits until the phase with parity `parity` of the barrier has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, int parity) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile(
+      "{\n .reg .pred done;\n WAIT_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra WAIT_%=;\n}\n" ::"r"(a),
+      "r"(parity)
+      : "memory");
+}
+
+constexpr int kWsThreads = 384;
+
+template <class Traits>
+struct WsShared {
+  static constexpr int kStages = Traits::kStages;
+  static constexpr int kBarrierBytes = 3 * kStages * 8;
+  static constexpr int kBytes = Traits::kSmemBytesWs + kBarrierBytes;
+};
+
+template <class Traits, class SK>
+__device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
+                                           typename Traits::Element* smem_v, std::uint64_t* full_k,
+                                           std::uint64_t* full_v, std::uint64_t* empty, SK sK,
+                                           int n_blocks, int row0, int h, int b);
+
+template <class Traits>
+__global__ void __launch_bounds__(kWsThreads, 1) attention_kernel_ws(const AttnParams p) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  static_assert(kBlockM == 128, "two consumer warpgroups of 64 rows");
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Element* smem_q = reinterpret_cast<Element*>(smem);
+  Element* smem_k = smem_q + Traits::kTileQ;
+  Element* smem_v = smem_k + kStages * Traits::kTileKV;
+  std::uint64_t* full_k = reinterpret_cast<std::uint64_t*>(smem + Traits::kSmemBytesWs);
+  std::uint64_t* full_v = full_k + kStages;
+  std::uint64_t* empty = full_v + kStages;
+
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
+  const int row0 = m_block * kBlockM;
+  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
+  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full_k[s], 128);
+      mbar_init(&full_v[s], 128);
+      mbar_init(&empty[s], 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  auto sK = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_k + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sV = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+
+  if (threadIdx.x >= 256) {  // ---- producer warpgroup
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
+    const int tid = threadIdx.x - 256;
+    const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+    const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
+    for (int n = 0; n < n_blocks; ++n) {
+      const int stage = n % kStages, round = n / kStages;
+      mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
+      const int start = n * kBlockN;
+      load_tile<Traits, kBlockN, 128, false>(sK(stage), k + start * p.k_stride[2], p.k_stride[2],
+                                             p.Skv - start, tid);
+      cp_async_arrive_noinc(&full_k[stage]);
+      load_tile<Traits, kBlockN, 128, false>(sV(stage), v + start * p.v_stride[2], p.v_stride[2],
+                                             p.Skv - start, tid);
+      cp_async_arrive_noinc(&full_v[stage]);
+    }
+    cp_async_wait<0>();
+  } else {
+    consume_ws<Traits>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h, b);
+  }
+}
+
+// The two consumer warpgroups of attention_kernel_ws (threads 0..255).
+template <class Traits, class SK>
+__device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
+                                           typename Traits::Element* smem_v, std::uint64_t* full_k,
+                                           std::uint64_t* full_v, std::uint64_t* empty, SK sK,
+                                           int n_blocks, int row0, int h, int b) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::);
+  const int consumer = threadIdx.x / 128;  // 0 or 1: rows [64 consumer, 64 consumer + 64)
+  const int tid = threadIdx.x;             // 0..255 across both consumers
+  const int ctid = tid % 128;              // within this consumer
+  const Element* q = static_cast<const Element*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] +
+                     (row0 + 64 * consumer) * p.q_stride[2];
+  Element* o =
+      static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
+
+  Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
+  {  // this consumer's 64 rows of Q
+    Tensor sQ_mine = local_tile(sQ, Shape<_64, Int<kHeadDim>>{}, make_coord(consumer, 0));
+    load_tile<Traits, 64, 128>(sQ_mine, q, p.q_stride[2], p.Sq - row0 - 64 * consumer, ctid);
+    cp_async_commit();
+    cp_async_wait<0>();
+    fence_async_shared();
+    named_sync(3 + consumer, 128);
+  }
+
+  typename Traits::MmaQK mma_qk;
+  typename Traits::MmaPV mma_pv;
+  auto thr_qk = mma_qk.get_thread_slice(tid);
+  auto thr_pv = mma_pv.get_thread_slice(tid);
+  Tensor tSrQ = thr_qk.partition_fragment_A(sQ);
+  Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
+  Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
+  clear(tOrO);
+  Tensor S = make_tensor(tSrS.data(), acc_rowcol(tSrS.layout()));
+  Tensor O = make_tensor(tOrO.data(), acc_rowcol(tOrO.layout()));
+  Tensor cS = thr_qk.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  Tensor S_coord = make_tensor(cS.data(), acc_rowcol(cS.layout()));
+  constexpr int kRows = decltype(size<0>(S))::value;
+  float row_max[kRows], row_sum[kRows], correction[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
+
+  // The wgmma token: consumer c issues after bar 1 + c, then hands it to the other one.
+  const int my_turn = 1 + consumer, their_turn = 2 - consumer;
+  if (consumer == 1) named_arrive(1, 256);  // consumer 0 goes first
+
+  for (int n = 0; n < n_blocks; ++n) {
+    const int stage = n % kStages, parity = (n / kStages) & 1;
+    mbar_wait(&full_k[stage], parity);
+    fence_async_shared();
+    Tensor tSrK = thr_qk.partition_fragment_B(sK(stage));
+    named_sync(my_turn, 256);
+    warpgroup_fence_operand(tSrS);
+    warpgroup_arrive();
+    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
+      mma_qk.accumulate_ = GMMA::ScaleOut::One;
+    }
+    warpgroup_commit_batch();
+    named_arrive(their_turn, 256);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(tSrS);
+
+    const int col0 = n * kBlockN;
+    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
+      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
+    softmax_block(S, row_max, row_sum, correction, p.scale_log2);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+    {
+      Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
+#pragma unroll
+      for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
+    }
+
+    mbar_wait(&full_v[stage], parity);
+    fence_async_shared();
+    Tensor tOrV = thr_pv.partition_fragment_B(make_tensor(
+        make_smem_ptr(smem_v + stage * Traits::kTileKV), typename Traits::SmemLayoutVt{}));
+    named_sync(my_turn, 256);
+    warpgroup_fence_operand(tOrP);
+    warpgroup_fence_operand(tOrO);
+    warpgroup_arrive();
+#pragma unroll
+    for (int kb = 0; kb < size<2>(tOrP); ++kb)
+      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
+    warpgroup_commit_batch();
+    named_arrive(their_turn, 256);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(tOrO);
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) mbar_arrive(&empty[stage]);
+  }
+  if (consumer == 0) named_sync(1, 256);  // take the token consumer 1 handed back last
 
   Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));

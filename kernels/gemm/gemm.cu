@@ -53,6 +53,11 @@ bool tensor_core_path(const GemmArgs& g, int config, int num_sms) {
   if (g.K == 0) return false;
   // TMA: 16-byte aligned base addresses (CUTLASS checks extents and strides, not pointers).
   if (!is_aligned16(g.a) || !is_aligned16(g.b) || !is_aligned16(g.d)) return false;
+  // TMA: every non-unit global stride a multiple of 16 bytes. CUTLASS's can_implement checks
+  // the contiguous extents only (seen on H200: ld = 267 passed it, then the TMA descriptor
+  // failed to initialize and the launch faulted).
+  const std::int64_t vec = 16 / static_cast<std::int64_t>(dtype_size(g.dtype));
+  if (g.lda % vec != 0 || g.ldb % vec != 0 || g.ldd % vec != 0) return false;
   return sm90_entry(g).ok(g, config, num_sms);
 }
 
