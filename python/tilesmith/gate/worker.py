@@ -383,7 +383,7 @@ class Poisoner:
             torch.cuda.empty_cache()
         blocks = []
         for s in self.sizes:
-            for _ in range(2):
+            for _ in range(2 if s < (1 << 20) else 1):  # small blocks share segments: two each
                 b = torch.empty(s, dtype=torch.uint8, device=self.device)
                 b.fill_(byte)
                 blocks.append(b)
