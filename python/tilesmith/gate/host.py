@@ -170,6 +170,19 @@ def _worker_env() -> dict:
     return env
 
 
+def _log_summary(text: str) -> str:
+    """The useful part of a worker log: a fatal error and the innermost frames of the candidate
+    (faulthandler format), else the last lines."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    fatal = next((ln for ln in lines if ln.startswith("Fatal Python error")), None)
+    if fatal:
+        frames = [ln for ln in lines if ln.startswith("File ") and "candidate.py" in ln][:2]
+        frames = [re.sub(r'File "?[^"]*candidate\.py"?,', "candidate.py", f) for f in frames]
+        return "; ".join([fatal] + frames)
+    keep = [ln for ln in lines if not ln.startswith("Extension modules")]
+    return _tail("\n".join(keep[-6:]))
+
+
 def _tail(text: str, n: int = 600) -> str:
     text = text.strip()
     return text if len(text) <= n else "..." + text[-n:]
@@ -349,7 +362,8 @@ class Gate:
         if result is None or not result.get("ok"):
             log = jd / "worker.log"
             if log.exists() and not outcome["detail"]:
-                outcome["detail"] = _tail(log.read_text(errors="replace"))
+                outcome["detail"] = _log_summary(log.read_text(errors="replace"))
+        shutil.rmtree(jd, ignore_errors=True)  # everything worth keeping is in the report
         return {"outcome": outcome, "result": result}
 
     def _run_fresh(self, job_path: Path) -> dict:

@@ -1108,6 +1108,9 @@ def _write_result(fd: int, result: dict) -> None:
 
 def run_job(job_path: str) -> int:
     """Runs one job in this process; the result goes to the job's result file."""
+    import faulthandler
+
+    faulthandler.enable()  # a crash leaves its Python stack in the job's log for the report
     with open(job_path) as f:
         spec = json.load(f)
     # The job file goes before any candidate code runs: the nonce the host expects back in the
