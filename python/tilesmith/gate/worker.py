@@ -18,6 +18,17 @@ RNG state (S10), torch flags and the environment (S8), new threads (T2), the per
 and stream access-policy windows (T6), output storage reused across calls (T5), and values
 against the original on identical inputs and RNG state (S1, S5-S9, S11-S13) with the candidate
 run first into freshly poisoned memory, twice, with different poison (S2, S15).
+
+Timing (mode "evaluate"): warm-up, then ABBA-ordered pairs (AB BA BA AB ...). Each sample uses
+one of 3 buffer sets per side, refilled before the sample with one of 4 value sets (every
+(buffer, values) combination recurs only every 12 samples, so a cache keyed on addresses returns
+stale results), with the RNG reseeded per value set; on CUDA the L2 is flushed and the
+persisting-L2 limit reset before it, and the interval is start event -> call -> device-wide
+synchronize -> end event, so work on any stream lands inside it; the current-stream event time
+and the host wall time are summed per side for the host's wall-clock cross-check. On CPU the
+sample is the process's CPU time. Every timed output of both sides is checked against the
+original's output for its value set, outside the interval (S12: correct for N calls, then not).
+The raw samples go to the host; the statistics are computed there, in C++.
 """
 
 from __future__ import annotations
@@ -1010,21 +1021,25 @@ class Job:
                 samples[side].append(ms)
                 event_sum[side] += ev
                 wall_sum[side] += (t1 - t0) * 1000.0
-            # Outputs of timed calls are checked too (T5, S12), outside the interval.
-            if side == "B" and bad_call is None:
-                if not isinstance(out, (tuple, list)) or len(out) != len(refs[p]):
-                    bad_call = (i, "returned a different structure")
-                else:
-                    for j, (r, o) in enumerate(zip(refs[p], out)):
-                        if isinstance(r, torch.Tensor):
-                            if type(o) is not torch.Tensor:
-                                bad_call = (i, f"out[{j}] is not a torch.Tensor")
-                                break
-                            msg = None if _bitwise_equal(r, o) else compare_values(
-                                r, o, self.spreads.get(j, 0.0), f"out[{j}]")
-                            if msg:
-                                bad_call = (i, msg)
-                                break
+            # Outputs of timed calls are checked too (T5, S12), outside the interval; the
+            # original's as well, so that both sides see the same work between samples.
+            msg = None
+            if not isinstance(out, (tuple, list)) or len(out) != len(refs[p]):
+                msg = "returned a different structure"
+            else:
+                for j, (r, o) in enumerate(zip(refs[p], out)):
+                    if isinstance(r, torch.Tensor):
+                        if type(o) is not torch.Tensor:
+                            msg = f"out[{j}] is not a torch.Tensor"
+                            break
+                        msg = None if _bitwise_equal(r, o) else compare_values(
+                            r, o, self.spreads.get(j, 0.0), f"out[{j}]")
+                        if msg:
+                            break
+            if msg and side == "B" and bad_call is None:
+                bad_call = (i, msg)
+            elif msg and side == "A":
+                self.info.setdefault("original_timed_mismatch", msg)
             prev_out[side] = out  # keep the last output alive: no pointer reuse by the allocator
             if side == "B" and stray_thread is None:
                 # A thread alive now would run into the original's next interval (T2).
