@@ -180,6 +180,8 @@ def test_host_misuse_raises(tmp_path):
     with pytest.raises(TypeError):
         Gate(base_source(), [object()], tmp_path, GateOptions(device="cpu"))
     g = Gate(base_source(), base_args(), tmp_path, GateOptions(device="cpu"))
+    with pytest.raises(TypeError, match="candidate_source"):
+        g.evaluate(b"def call(args): return ()")
     g.close()
     with pytest.raises(RuntimeError, match="close"):
         g.evaluate(HONEST)

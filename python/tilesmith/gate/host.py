@@ -269,6 +269,8 @@ class Gate:
         return self._report(v, main, None, candidate_source, "check")
 
     def profile(self, candidate_source: str) -> list:
+        if not isinstance(candidate_source, str):
+            raise TypeError("Gate: candidate_source must be the candidate module's source text")
         job = self._job("profile", candidate_source, _seed_for(self.options.seed, 0))
         res = job["result"]
         if not job["outcome"]["completed"] or not res or not res.get("ok"):
@@ -284,6 +286,8 @@ class Gate:
 
     def _phase(self, phase: str, candidate_source: str, seed: int, timed: bool) -> dict:
         o = self.options
+        if not isinstance(candidate_source, str):
+            raise TypeError("Gate: candidate_source must be the candidate module's source text")
         try:
             compile(candidate_source, "<candidate>", "exec")
         except (SyntaxError, ValueError, TypeError) as e:
