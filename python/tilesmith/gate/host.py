@@ -216,6 +216,7 @@ class Gate:
         self._args_path = self._dir / "args.pt"
         torch.save(_snapshot_args(list(args)), self._args_path)
         self._server = None
+        self._server_info: dict = {}
         self._server_jobs = 0
         self._jobs = 0
         self._evaluations = 0
@@ -395,8 +396,11 @@ class Gate:
                                          env=self._env, cwd=str(self._dir), no_network=True)
         try:
             line = srv.read_line(o.startup_timeout_s)
-            if not json.loads(line).get("ready"):
+            info = json.loads(line)
+            if not info.get("ready"):
                 raise RuntimeError(line)
+            self._server_info = {"pid": info.get("pid"), "fork": info.get("fork"),
+                                 "torch": info.get("torch"), "network": srv.network}
         except Exception as e:
             err = _tail(srv.stderr.decode(errors="replace"))
             srv.stop(1.0)
@@ -468,6 +472,7 @@ class Gate:
             "original_sha256": self._original_sha,
             "candidate_sha256": hashlib.sha256(candidate_source.encode()).hexdigest(),
             "speedup_ci": [v.speedup_lower, v.speedup_upper],
+            "worker_server": dict(self._server_info) if self.options.fork_server else None,
             "phases": [_phase_dict(p) for p in (main, confirm) if p is not None],
         }
         report = GateReport(verdict="accepted" if v.accept else "rejected", reason=v.reason,
