@@ -54,7 +54,11 @@ class GateOptions:
     static_input_idxs: list = field(default_factory=list)
     seed: int = 0
     python: str = sys.executable
-    pairs: int | None = None  # timed ABBA pairs per phase; None: 200 on cuda, 40 on cpu
+    pairs: int | None = None  # timed ABBA pairs per phase (at least); None: 200 cuda, 40 cpu
+    max_pairs: int | None = None  # more pairs while the CI is wider than target_half_width and
+    #                               timing_budget_s lasts; None: 1000 on cuda, = pairs on cpu
+    target_half_width: float = 0.008  # log-space CI half-width at which sampling may stop
+    timing_budget_s: float = 2.0
     warmup: int = 3
     max_ci_half_width: float | None = None  # log-space cap; None: 0.10 on cuda, 0.50 on cpu
     min_samples: int = 20
@@ -62,6 +66,11 @@ class GateOptions:
     fork_server: bool = True  # False: a new interpreter per job (slower, no shared parent)
     cpu_threads: int = 1  # torch threads in CPU workers (fewer threads, less noise)
     startup_timeout_s: float = 300.0  # importing torch in a fresh interpreter
+
+    def resolved_max_pairs(self) -> int:
+        if self.max_pairs is not None:
+            return max(int(self.max_pairs), self.resolved_pairs())
+        return 1000 if self.device.startswith("cuda") else self.resolved_pairs()
 
     def resolved_half_width(self) -> float:
         if self.max_ci_half_width is not None:
@@ -341,7 +350,9 @@ class Gate:
             "mode": mode, "device": o.device, "seed": int(seed),
             "original": str(self._original_path), "candidate": str(cand),
             "args": str(self._args_path), "result": str(jd / "result.json"),
-            "pairs": o.resolved_pairs(), "warmup": o.warmup, "cpu_threads": o.cpu_threads,
+            "pairs": o.resolved_pairs(), "max_pairs": o.resolved_max_pairs(),
+            "target_half_width": o.target_half_width, "timing_budget_s": o.timing_budget_s,
+            "warmup": o.warmup, "cpu_threads": o.cpu_threads,
             "static_input_idxs": list(o.static_input_idxs),
             "nonce": secrets.token_hex(16),
         }

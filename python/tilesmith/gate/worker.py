@@ -781,6 +781,20 @@ def _reused_storage(prev_outs, outs, idxs) -> int | None:
     return None
 
 
+def _rough_half_width(samples: dict) -> float:
+    """Half-width (log space) of the median's ~95% order-statistic interval, normal
+    approximation of the binomial; only for deciding when to stop sampling."""
+    n = len(samples["A"])
+    if n < 8:
+        return math.inf
+    lr = sorted(math.log(b / a) for a, b in zip(samples["A"], samples["B"]) if a > 0 and b > 0)
+    if len(lr) < 8:
+        return math.inf
+    n = len(lr)
+    k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)) - 1)
+    return (lr[n - 1 - k] - lr[k]) / 2
+
+
 # ---------------------------------------------------------------------------------------------
 # The job
 
@@ -1050,10 +1064,22 @@ class Job:
         for w in range(warmup):
             one("A", w, False)
             one("B", w, False)
-        for i in range(pairs):
+        # At least `pairs` pairs; then, on a device with a time budget left, more in blocks of
+        # 4 until the interval is tight enough. (A rough estimate here decides only how long to
+        # sample; the host recomputes the statistics from the raw samples.)
+        max_pairs = max(pairs, int(self.spec.get("max_pairs") or pairs))
+        target = float(self.spec.get("target_half_width", 0.008))
+        budget = float(self.spec.get("timing_budget_s", 2.0))
+        t_loop = _perf_counter()
+        i = 0
+        while i < max_pairs:
             order = ("A", "B") if i % 4 in (0, 3) else ("B", "A")  # ABBA BAAB ...
             for s in order:
                 one(s, i + warmup, True)
+            i += 1
+            if i >= pairs and i % 4 == 0 and (
+                    _perf_counter() - t_loop > budget or _rough_half_width(samples) <= target):
+                break
         for k, w, d in self.runner.integrity("timing", True):
             self.finding(k, w, d)
         if bad_call is not None:
@@ -1065,8 +1091,10 @@ class Job:
         return {
             "baseline_ms": samples["A"],
             "candidate_ms": samples["B"],
+            "min_pairs": pairs,
+            "max_pairs": max_pairs,
             "wall_clock": [event_sum["A"], wall_sum["A"], event_sum["B"], wall_sum["B"]],
-            "pairs": pairs,
+            "pairs": len(samples["A"]),
             "order": "ABBA",
             "clock": "cuda events (device-wide sync inside)" if cuda else "process cpu time",
             "l2": "flushed before each sample" if cuda else "not controlled (cpu)",
