@@ -90,6 +90,8 @@ def part_eval(out: dict, track: Path) -> None:
             res.setdefault("phases", []).append(
                 [{"host_s": p["worker"].get("wall_s"), **{k: p["info"].get(k) for k in
                   ("setup_s", "correctness_s", "timing_s")}} for p in r.to_dict()["phases"]])
+        res["worker_server"] = r.to_dict().get("worker_server")
+        log(f"eval worker server: {res['worker_server']}")
         res["cold_s"] = times[0]
         res["warm_s"] = times[1:]
         res["reasons"] = reasons

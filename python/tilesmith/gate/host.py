@@ -54,7 +54,11 @@ class GateOptions:
     static_input_idxs: list = field(default_factory=list)
     seed: int = 0
     python: str = sys.executable
-    pairs: int | None = None  # timed ABBA pairs per phase; None: 200 on cuda, 40 on cpu
+    pairs: int | None = None  # timed ABBA pairs per phase (at least); None: 200 cuda, 40 cpu
+    max_pairs: int | None = None  # more pairs while the CI is wider than target_half_width and
+    #                               timing_budget_s lasts; None: 1000 on cuda, = pairs on cpu
+    target_half_width: float = 0.008  # log-space CI half-width at which sampling may stop
+    timing_budget_s: float = 2.0
     warmup: int = 3
     max_ci_half_width: float | None = None  # log-space cap; None: 0.10 on cuda, 0.50 on cpu
     min_samples: int = 20
@@ -62,6 +66,11 @@ class GateOptions:
     fork_server: bool = True  # False: a new interpreter per job (slower, no shared parent)
     cpu_threads: int = 1  # torch threads in CPU workers (fewer threads, less noise)
     startup_timeout_s: float = 300.0  # importing torch in a fresh interpreter
+
+    def resolved_max_pairs(self) -> int:
+        if self.max_pairs is not None:
+            return max(int(self.max_pairs), self.resolved_pairs())
+        return 1000 if self.device.startswith("cuda") else self.resolved_pairs()
 
     def resolved_half_width(self) -> float:
         if self.max_ci_half_width is not None:
@@ -170,6 +179,19 @@ def _worker_env() -> dict:
     return env
 
 
+def _log_summary(text: str) -> str:
+    """The useful part of a worker log: a fatal error and the innermost frames of the candidate
+    (faulthandler format), else the last lines."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    fatal = next((ln for ln in lines if ln.startswith("Fatal Python error")), None)
+    if fatal:
+        frames = [ln for ln in lines if ln.startswith("File ") and "candidate.py" in ln][:2]
+        frames = [re.sub(r'File "?[^"]*candidate\.py"?,', "candidate.py", f) for f in frames]
+        return "; ".join([fatal] + frames)
+    keep = [ln for ln in lines if not ln.startswith("Extension modules")]
+    return _tail("\n".join(keep[-6:]))
+
+
 def _tail(text: str, n: int = 600) -> str:
     text = text.strip()
     return text if len(text) <= n else "..." + text[-n:]
@@ -203,6 +225,7 @@ class Gate:
         self._args_path = self._dir / "args.pt"
         torch.save(_snapshot_args(list(args)), self._args_path)
         self._server = None
+        self._server_info: dict = {}
         self._server_jobs = 0
         self._jobs = 0
         self._evaluations = 0
@@ -256,6 +279,8 @@ class Gate:
         return self._report(v, main, None, candidate_source, "check")
 
     def profile(self, candidate_source: str) -> list:
+        if not isinstance(candidate_source, str):
+            raise TypeError("Gate: candidate_source must be the candidate module's source text")
         job = self._job("profile", candidate_source, _seed_for(self.options.seed, 0))
         res = job["result"]
         if not job["outcome"]["completed"] or not res or not res.get("ok"):
@@ -271,6 +296,8 @@ class Gate:
 
     def _phase(self, phase: str, candidate_source: str, seed: int, timed: bool) -> dict:
         o = self.options
+        if not isinstance(candidate_source, str):
+            raise TypeError("Gate: candidate_source must be the candidate module's source text")
         try:
             compile(candidate_source, "<candidate>", "exec")
         except (SyntaxError, ValueError, TypeError) as e:
@@ -323,7 +350,9 @@ class Gate:
             "mode": mode, "device": o.device, "seed": int(seed),
             "original": str(self._original_path), "candidate": str(cand),
             "args": str(self._args_path), "result": str(jd / "result.json"),
-            "pairs": o.resolved_pairs(), "warmup": o.warmup, "cpu_threads": o.cpu_threads,
+            "pairs": o.resolved_pairs(), "max_pairs": o.resolved_max_pairs(),
+            "target_half_width": o.target_half_width, "timing_budget_s": o.timing_budget_s,
+            "warmup": o.warmup, "cpu_threads": o.cpu_threads,
             "static_input_idxs": list(o.static_input_idxs),
             "nonce": secrets.token_hex(16),
         }
@@ -349,7 +378,8 @@ class Gate:
         if result is None or not result.get("ok"):
             log = jd / "worker.log"
             if log.exists() and not outcome["detail"]:
-                outcome["detail"] = _tail(log.read_text(errors="replace"))
+                outcome["detail"] = _log_summary(log.read_text(errors="replace"))
+        shutil.rmtree(jd, ignore_errors=True)  # everything worth keeping is in the report
         return {"outcome": outcome, "result": result}
 
     def _run_fresh(self, job_path: Path) -> dict:
@@ -377,8 +407,11 @@ class Gate:
                                          env=self._env, cwd=str(self._dir), no_network=True)
         try:
             line = srv.read_line(o.startup_timeout_s)
-            if not json.loads(line).get("ready"):
+            info = json.loads(line)
+            if not info.get("ready"):
                 raise RuntimeError(line)
+            self._server_info = {"pid": info.get("pid"), "fork": info.get("fork"),
+                                 "torch": info.get("torch"), "network": srv.network}
         except Exception as e:
             err = _tail(srv.stderr.decode(errors="replace"))
             srv.stop(1.0)
@@ -450,6 +483,7 @@ class Gate:
             "original_sha256": self._original_sha,
             "candidate_sha256": hashlib.sha256(candidate_source.encode()).hexdigest(),
             "speedup_ci": [v.speedup_lower, v.speedup_upper],
+            "worker_server": dict(self._server_info) if self.options.fork_server else None,
             "phases": [_phase_dict(p) for p in (main, confirm) if p is not None],
         }
         report = GateReport(verdict="accepted" if v.accept else "rejected", reason=v.reason,

@@ -18,6 +18,17 @@ RNG state (S10), torch flags and the environment (S8), new threads (T2), the per
 and stream access-policy windows (T6), output storage reused across calls (T5), and values
 against the original on identical inputs and RNG state (S1, S5-S9, S11-S13) with the candidate
 run first into freshly poisoned memory, twice, with different poison (S2, S15).
+
+Timing (mode "evaluate"): warm-up, then ABBA-ordered pairs (AB BA BA AB ...). Each sample uses
+one of 3 buffer sets per side, refilled before the sample with one of 4 value sets (every
+(buffer, values) combination recurs only every 12 samples, so a cache keyed on addresses returns
+stale results), with the RNG reseeded per value set; on CUDA the L2 is flushed and the
+persisting-L2 limit reset before it, and the interval is start event -> call -> device-wide
+synchronize -> end event, so work on any stream lands inside it; the current-stream event time
+and the host wall time are summed per side for the host's wall-clock cross-check. On CPU the
+sample is the process's CPU time. Every timed output of both sides is checked against the
+original's output for its value set, outside the interval (S12: correct for N calls, then not).
+The raw samples go to the host; the statistics are computed there, in C++.
 """
 
 from __future__ import annotations
@@ -383,7 +394,7 @@ class Poisoner:
             torch.cuda.empty_cache()
         blocks = []
         for s in self.sizes:
-            for _ in range(2):
+            for _ in range(2 if s < (1 << 20) else 1):  # small blocks share segments: two each
                 b = torch.empty(s, dtype=torch.uint8, device=self.device)
                 b.fill_(byte)
                 blocks.append(b)
@@ -770,6 +781,20 @@ def _reused_storage(prev_outs, outs, idxs) -> int | None:
     return None
 
 
+def _rough_half_width(samples: dict) -> float:
+    """Half-width (log space) of the median's ~95% order-statistic interval, normal
+    approximation of the binomial; only for deciding when to stop sampling."""
+    n = len(samples["A"])
+    if n < 8:
+        return math.inf
+    lr = sorted(math.log(b / a) for a, b in zip(samples["A"], samples["B"]) if a > 0 and b > 0)
+    if len(lr) < 8:
+        return math.inf
+    n = len(lr)
+    k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)) - 1)
+    return (lr[n - 1 - k] - lr[k]) / 2
+
+
 # ---------------------------------------------------------------------------------------------
 # The job
 
@@ -1010,21 +1035,25 @@ class Job:
                 samples[side].append(ms)
                 event_sum[side] += ev
                 wall_sum[side] += (t1 - t0) * 1000.0
-            # Outputs of timed calls are checked too (T5, S12), outside the interval.
-            if side == "B" and bad_call is None:
-                if not isinstance(out, (tuple, list)) or len(out) != len(refs[p]):
-                    bad_call = (i, "returned a different structure")
-                else:
-                    for j, (r, o) in enumerate(zip(refs[p], out)):
-                        if isinstance(r, torch.Tensor):
-                            if type(o) is not torch.Tensor:
-                                bad_call = (i, f"out[{j}] is not a torch.Tensor")
-                                break
-                            msg = None if _bitwise_equal(r, o) else compare_values(
-                                r, o, self.spreads.get(j, 0.0), f"out[{j}]")
-                            if msg:
-                                bad_call = (i, msg)
-                                break
+            # Outputs of timed calls are checked too (T5, S12), outside the interval; the
+            # original's as well, so that both sides see the same work between samples.
+            msg = None
+            if not isinstance(out, (tuple, list)) or len(out) != len(refs[p]):
+                msg = "returned a different structure"
+            else:
+                for j, (r, o) in enumerate(zip(refs[p], out)):
+                    if isinstance(r, torch.Tensor):
+                        if type(o) is not torch.Tensor:
+                            msg = f"out[{j}] is not a torch.Tensor"
+                            break
+                        msg = None if _bitwise_equal(r, o) else compare_values(
+                            r, o, self.spreads.get(j, 0.0), f"out[{j}]")
+                        if msg:
+                            break
+            if msg and side == "B" and bad_call is None:
+                bad_call = (i, msg)
+            elif msg and side == "A":
+                self.info.setdefault("original_timed_mismatch", msg)
             prev_out[side] = out  # keep the last output alive: no pointer reuse by the allocator
             if side == "B" and stray_thread is None:
                 # A thread alive now would run into the original's next interval (T2).
@@ -1035,10 +1064,22 @@ class Job:
         for w in range(warmup):
             one("A", w, False)
             one("B", w, False)
-        for i in range(pairs):
+        # At least `pairs` pairs; then, on a device with a time budget left, more in blocks of
+        # 4 until the interval is tight enough. (A rough estimate here decides only how long to
+        # sample; the host recomputes the statistics from the raw samples.)
+        max_pairs = max(pairs, int(self.spec.get("max_pairs") or pairs))
+        target = float(self.spec.get("target_half_width", 0.008))
+        budget = float(self.spec.get("timing_budget_s", 2.0))
+        t_loop = _perf_counter()
+        i = 0
+        while i < max_pairs:
             order = ("A", "B") if i % 4 in (0, 3) else ("B", "A")  # ABBA BAAB ...
             for s in order:
                 one(s, i + warmup, True)
+            i += 1
+            if i >= pairs and i % 4 == 0 and (
+                    _perf_counter() - t_loop > budget or _rough_half_width(samples) <= target):
+                break
         for k, w, d in self.runner.integrity("timing", True):
             self.finding(k, w, d)
         if bad_call is not None:
@@ -1050,8 +1091,10 @@ class Job:
         return {
             "baseline_ms": samples["A"],
             "candidate_ms": samples["B"],
+            "min_pairs": pairs,
+            "max_pairs": max_pairs,
             "wall_clock": [event_sum["A"], wall_sum["A"], event_sum["B"], wall_sum["B"]],
-            "pairs": pairs,
+            "pairs": len(samples["A"]),
             "order": "ABBA",
             "clock": "cuda events (device-wide sync inside)" if cuda else "process cpu time",
             "l2": "flushed before each sample" if cuda else "not controlled (cpu)",
@@ -1108,6 +1151,9 @@ def _write_result(fd: int, result: dict) -> None:
 
 def run_job(job_path: str) -> int:
     """Runs one job in this process; the result goes to the job's result file."""
+    import faulthandler
+
+    faulthandler.enable()  # a crash leaves its Python stack in the job's log for the report
     with open(job_path) as f:
         spec = json.load(f)
     # The job file goes before any candidate code runs: the nonce the host expects back in the

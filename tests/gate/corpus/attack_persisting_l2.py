@@ -17,7 +17,9 @@ class _Window(ctypes.Structure):
 
 
 def _persist(t):
-    _cuda.cuCtxSetLimit(0x06, ctypes.c_size_t(32 << 20))  # CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+    rc = _cuda.cuCtxSetLimit(0x06, ctypes.c_size_t(32 << 20))  # CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+    if rc != 0:  # then this attack cannot work on this machine: say so instead of passing as honest
+        raise RuntimeError(f"attack not applicable: cuCtxSetLimit(persisting L2) returned {rc}")
     value = (ctypes.c_ubyte * 64)()
     win = _Window.from_buffer(value)
     win.base_ptr = t.data_ptr()
