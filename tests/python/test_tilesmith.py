@@ -199,7 +199,7 @@ def test_fallbacks_are_plain_torch_compile_with_empty_benchmarks(clean_env, case
     if case == "no example_inputs":
         kwargs = {}
         clean_env.setenv("TILESMITH_MODEL", "some-model")
-        clean_env.setenv("OPENAI_API_KEY", "k")
+        clean_env.setenv("OPENAI_API_KEY", "test-key")
     elif case == "no route":
         clean_env.setenv("TILESMITH_MODEL", "some-model")
     m = tilesmith.compile(model, **kwargs)
@@ -217,7 +217,7 @@ def test_fallbacks_are_plain_torch_compile_with_empty_benchmarks(clean_env, case
 def test_tilesmith_is_the_backend_and_mode_options_pass_through(clean_env):
     clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
     clean_env.setenv("TILESMITH_MODEL", "m")
-    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_API_KEY", "test-key")
     m = tilesmith.compile(Small(), example_inputs=(torch.randn(4, 8),), mode="reduce-overhead",
                           fullgraph=True)
     wrapper = _backend_of(m)
@@ -256,7 +256,7 @@ def test_ineligible_graphs_report_their_reasons(clean_env):
     is never asked (the route points at a closed port, so a call would fail slowly)."""
     clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
     clean_env.setenv("TILESMITH_MODEL", "m")
-    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_API_KEY", "test-key")
     clean_env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     x = torch.randn(4, 8)
 
@@ -326,7 +326,7 @@ class _ExplodingGate:
 def _route_to(clean_env, url):
     clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
     clean_env.setenv("TILESMITH_MODEL", "m")
-    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_API_KEY", "test-key")
     clean_env.setenv("OPENAI_BASE_URL", url)
 
 
