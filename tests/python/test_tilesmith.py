@@ -42,7 +42,7 @@ def _python_path() -> str:
     return os.pathsep.join(p for p in parts if p)
 
 
-def _run_driver(scenario, *, base_url, cache_dir, inductor_cache, gate_log, extra_env=None):
+def _start_driver(scenario, *, base_url, cache_dir, inductor_cache, gate_log, extra_env=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "OPENROUTER_", "TILESMITH_"))}
     env.update({"PYTHONPATH": _python_path(), "TILESMITH_CACHE_DIR": str(cache_dir),
@@ -50,11 +50,19 @@ def _run_driver(scenario, *, base_url, cache_dir, inductor_cache, gate_log, extr
                 "TILESMITH_MODEL": "mock-model", "OPENAI_API_KEY": "test-key",
                 "OPENAI_BASE_URL": base_url, "TILESMITH_FAKE_GATE_LOG": str(gate_log)})
     env.update(extra_env or {})
-    proc = subprocess.run([sys.executable, "-m", "tilesmith_testing.driver", scenario], env=env,
-                          capture_output=True, text=True, timeout=900)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_MARK)]
-    assert proc.returncode == 0 and lines, f"driver failed:\n{proc.stdout}\n{proc.stderr}"
-    return json.loads(lines[-1][len(RESULT_MARK):]), proc.stderr
+    return subprocess.Popen([sys.executable, "-m", "tilesmith_testing.driver", scenario], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish_driver(proc):
+    stdout, stderr = proc.communicate(timeout=900)
+    lines = [l for l in stdout.splitlines() if l.startswith(RESULT_MARK)]
+    assert proc.returncode == 0 and lines, f"driver failed:\n{stdout}\n{stderr}"
+    return json.loads(lines[-1][len(RESULT_MARK):]), stderr
+
+
+def _run_driver(scenario, **kw):
+    return _finish_driver(_start_driver(scenario, **kw))
 
 
 def _gate_events(path):
@@ -199,7 +207,7 @@ def test_fallbacks_are_plain_torch_compile_with_empty_benchmarks(clean_env, case
     if case == "no example_inputs":
         kwargs = {}
         clean_env.setenv("TILESMITH_MODEL", "some-model")
-        clean_env.setenv("OPENAI_API_KEY", "k")
+        clean_env.setenv("OPENAI_API_KEY", "test-key")
     elif case == "no route":
         clean_env.setenv("TILESMITH_MODEL", "some-model")
     m = tilesmith.compile(model, **kwargs)
@@ -217,7 +225,7 @@ def test_fallbacks_are_plain_torch_compile_with_empty_benchmarks(clean_env, case
 def test_tilesmith_is_the_backend_and_mode_options_pass_through(clean_env):
     clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
     clean_env.setenv("TILESMITH_MODEL", "m")
-    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_API_KEY", "test-key")
     m = tilesmith.compile(Small(), example_inputs=(torch.randn(4, 8),), mode="reduce-overhead",
                           fullgraph=True)
     wrapper = _backend_of(m)
@@ -256,7 +264,7 @@ def test_ineligible_graphs_report_their_reasons(clean_env):
     is never asked (the route points at a closed port, so a call would fail slowly)."""
     clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
     clean_env.setenv("TILESMITH_MODEL", "m")
-    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_API_KEY", "test-key")
     clean_env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     x = torch.randn(4, 8)
 
@@ -326,7 +334,7 @@ class _ExplodingGate:
 def _route_to(clean_env, url):
     clean_env.setenv("TILESMITH_ALLOW_CPU", "1")
     clean_env.setenv("TILESMITH_MODEL", "m")
-    clean_env.setenv("OPENAI_API_KEY", "k")
+    clean_env.setenv("OPENAI_API_KEY", "test-key")
     clean_env.setenv("OPENAI_BASE_URL", url)
 
 
@@ -449,3 +457,33 @@ def test_an_identical_graph_in_the_same_run_reuses_the_winner(clean_env, tmp_pat
     assert d2.status == "installed (identical to an earlier graph of this run)"
     assert [b.source for b in tilesmith.benchmarks(m)] == ["agent", "same_graph"]
     assert tilesmith.run_info(m)["model_calls"] == 1
+
+
+@needs_mock
+def test_two_processes_optimizing_at_once_corrupt_nothing(tmp_path, inductor_cache):
+    cache = tmp_path / "shared"
+    with mock_server.MockServer(scripts.reject_then_accept(), tmp_path) as url1, \
+            mock_server.MockServer(scripts.reject_then_accept(), tmp_path) as url2:
+        procs = [_start_driver("infer", base_url=url, cache_dir=cache,
+                               inductor_cache=inductor_cache, gate_log=tmp_path / f"g{i}.jsonl")
+                 for i, url in enumerate((url1, url2))]
+        results = [_finish_driver(p)[0] for p in procs]
+    keys = {r["diagnostics"][0]["cache_key"] for r in results}
+    assert len(keys) == 1 and len({r["run_info"]["run_id"] for r in results}) == 2
+    statuses = sorted(r["diagnostics"][0]["status"] for r in results)
+    # Either both optimized at once, or the later one already found the earlier one's artifact.
+    assert statuses in (["installed", "installed"], ["installed", "installed from the artifact cache"])
+    for r in results:
+        d = r["diagnostics"][0]
+        assert r["second_err"] < 1e-5
+        track = pathlib.Path(d["track_dir"])
+        if d["status"] == "installed":
+            assert len(list((track / "attempts").glob("attempt_*.py"))) == 3
+            assert len(list((track / "profiles").glob("*.json"))) == 2
+        else:
+            assert json.loads((track / "cache.json").read_text())["installed"] is True
+    artifacts = _tscore.ArtifactCache(str(cache))
+    winner = artifacts.lookup(keys.pop())
+    files = artifacts.get(winner)  # verifies the manifest and every file's hash
+    assert "_ts_counted" in files["candidate.py"].decode()
+    assert not [p for p in cache.rglob(".*") if p.is_file() and not p.name.endswith(".lock")]

@@ -82,7 +82,7 @@ def _ts_make_graph(fn, static_args):
             fn(list(static_args))
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, capture_error_mode="thread_local"):  # other threads may use CUDA
         static_out = fn(list(static_args))
     return graph.replay, static_out
 
