@@ -99,7 +99,7 @@ def forward_like(args):
     a = torch._C._dynamo.guards._reinterpret_tensor(buf, h.shape, h.stride(), 0)
     b = torch._C._dynamo.guards._reinterpret_tensor(buf, h.shape, h.stride(), h.numel())
     view = torch._C._dynamo.guards._reinterpret_tensor(x, (x.numel(),), (1,), 0)
-    return (a, b, w, view, None)
+    return (a, b, w, view, None, a)
 
 
 def run_reference(args):
@@ -120,7 +120,8 @@ def test_outputs_match_the_original_and_are_fresh_every_call():
             results.append((out, x))
     assert runtime.captures == 1 and runtime.replays == 5 and runtime.disabled is None
     for (out, x), exp in zip(results, expected):  # earlier outputs were not overwritten later
-        a, b, w_out, view, none = out
+        a, b, w_out, view, none, a_again = out
+        assert a_again is a  # the same tensor returned twice stays one object
         torch.testing.assert_close(a, exp[0], rtol=0, atol=0)
         torch.testing.assert_close(b, exp[1], rtol=0, atol=0)
         assert w_out is w  # a returned input is the very input object

@@ -166,9 +166,13 @@ class _TsGraphedCall:
             if isinstance(s, torch.Tensor):
                 input_storages.setdefault(s.untyped_storage().data_ptr(), i)
         pools, pool_index, plan = [], {}, []  # pools: (flat static view, numel, dtype)
-        for o in outs:
+        for k, o in enumerate(outs):
             if not isinstance(o, torch.Tensor):
                 plan.append(("const", o))
+                continue
+            twin = next((j for j in range(k) if outs[j] is o), None)
+            if twin is not None:  # the very same tensor returned twice
+                plan.append(("same", twin))
                 continue
             hit = next((i for i, s in enumerate(static) if s is o), None)
             if hit is not None:
@@ -246,6 +250,8 @@ class _TsGraphedCall:
             elif kind == "view":
                 _, i, size, stride, offset = entry
                 out.append(reinterpret(args[i], size, stride, offset))
+            elif kind == "same":
+                out.append(out[entry[1]])
             else:
                 out.append(entry[1])
         args.clear()
