@@ -380,3 +380,36 @@ TEST(SearchLoop, NoToolsMeansAFinalAnswer) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SearchLoop, ReadsTheGatesRejectionKinds) {
+  const std::string original = fixture(kAttn);
+  // not_faster is about speed: the graph is tried again with autotuning; caching is about
+  // correctness: no further graph candidate after it.
+  auto speed = run_search(
+      original,
+      [](const std::string& t) {
+        return report(false, 1.01,
+                      graphed(t) && !widened(t) ? "rejected: not_faster (1.01x < 1.02x)"
+                                                : "rejected: too_noisy (spread 9%)");
+      },
+      4);
+  ASSERT_GE(speed.evaluated.size(), 2u);
+  EXPECT_TRUE(graphed(speed.evaluated[1]) && widened(speed.evaluated[1]));
+
+  auto wrong = run_search(
+      original,
+      [](const std::string& t) {
+        return graphed(t) ? report(false, 0,
+                                   "rejected: caching (out[0] is the same storage as the "
+                                   "previous call's output while that is still alive)")
+                          : report(false, 1.0, "rejected: not_faster (1.00x)");
+      },
+      std::nullopt);
+  ASSERT_GE(wrong.evaluated.size(), 2u);
+  EXPECT_TRUE(graphed(wrong.evaluated[0]));
+  for (size_t i = 1; i < wrong.evaluated.size(); ++i) EXPECT_FALSE(graphed(wrong.evaluated[i]));
+}
+
+}  // namespace
