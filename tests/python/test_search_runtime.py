@@ -296,3 +296,19 @@ def test_the_gates_call_pattern_is_correct_and_ends_in_place():
         in_place = [g for g in runtime.graphs if len(g["inplace"]) == 2]
         assert len(in_place) >= 3
         assert runtime.state in in_place
+
+
+def test_inputs_sliced_at_moving_offsets_still_replay():
+    # A training loop taking batch i from one big tensor: same shape, another storage offset.
+    runtime = make()
+    w = torch.randn(16, 8)
+    data = torch.randn(40, 16)
+    with cpu_cuda_api():
+        for i in range(8):
+            x = data[4 * i:4 * i + 4]
+            out = runtime(eager_of(forward_like), [w, x, 1.0])
+            torch.testing.assert_close(out[0], x @ w)
+            view = out[3]  # a view of the input: this call's slice, at its offset
+            assert view.untyped_storage().data_ptr() == data.untyped_storage().data_ptr()
+            assert view.storage_offset() == x.storage_offset()
+    assert runtime.captures >= 1 and runtime.replays >= 6

@@ -50,7 +50,9 @@ class _TsGraphedCall:
                 if a.device.type != self.device_type or (device is not None and a.device != device):
                     return None, None, None
                 device = a.device
-                key.append((a.dtype, tuple(a.shape), a.stride(), a.storage_offset()))
+                # No storage offset: a copied input lands in its own buffer and an in-place one
+                # is matched by address, so a slice at another offset is the same call.
+                key.append((a.dtype, tuple(a.shape), a.stride()))
                 ptrs.append(a.data_ptr())
             elif a is None or isinstance(a, (bool, int, float)):
                 key.append((type(a), a))
