@@ -48,4 +48,11 @@ struct CallSite {
 };
 Expected<CallSite> find_call_site(std::string_view text);
 
+/// What decides whether autotuning is worth proposing early, read from the text alone.
+struct WorkFacts {
+  bool library_calls = false;    // extern_kernels.* / aten ops in call() (GEMMs, convs, attention)
+  long long largest_kernel = 0;  // max over Triton kernels of xnumel * r0_numel (elements)
+};
+WorkFacts work_facts(std::string_view text);
+
 }  // namespace ts::agent::detail

@@ -253,6 +253,34 @@ Expected<CallSite> find_call_site(std::string_view text) {
   return site;
 }
 
+WorkFacts work_facts(std::string_view text) {
+  WorkFacts f;
+  if (auto site = find_call_site(text)) {
+    auto lines = split_lines(text);
+    for (size_t i = site->body_begin; i < site->body_end; ++i) {
+      auto code = code_part(lines[i]);
+      if (code.find("extern_kernels.") != std::string_view::npos ||
+          code.find("aten.") != std::string_view::npos)
+        f.library_calls = true;
+    }
+  }
+  auto number_after = [](std::string_view body, std::string_view key) -> long long {
+    size_t p = body.find(key);
+    if (p == std::string_view::npos) return 1;
+    long long v = 0;
+    for (size_t i = p + key.size();
+         i < body.size() && std::isdigit(static_cast<unsigned char>(body[i])); ++i)
+      v = v * 10 + (body[i] - '0');
+    return v > 0 ? v : 1;
+  };
+  for (const auto& k : find_kernels(text)) {
+    auto body = text.substr(k.body_begin, k.body_end - k.body_begin);
+    long long n = number_after(body, "    xnumel = ") * number_after(body, "    r0_numel = ");
+    f.largest_kernel = std::max(f.largest_kernel, n);
+  }
+  return f;
+}
+
 namespace {
 
 // Inputs the launch sequence may write: donated buffers reused as outputs (`buf1 = mm; del mm

@@ -21,6 +21,9 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::string_view kProposalTag = "tilesmith-search proposal ";
+// Elements (xnumel * r0_numel) from which a Triton kernel's config can matter next to launch
+// overhead: 4M elements are a few microseconds of memory traffic on an H200.
+constexpr long long kLargeKernel = 1 << 22;
 
 struct Proposal {
   std::string id;  // "cuda_graph+autotune"
@@ -55,6 +58,7 @@ struct Tried {
 struct History {
   Agency agency = Agency::medium;
   bool read_requested = false;
+  bool profile_requested = false;
   std::optional<std::string> original;  // the first attempt read
   std::optional<std::string> base;      // what the current loop improves
   bool truncated = false;
@@ -106,6 +110,7 @@ History read_history(const json& body) {
         std::string args = fn.value("arguments", "");
         calls[cid] = {name, args};
         if (name == "read_attempt") h.read_requested = true;
+        if (name == "profile") h.profile_requested = true;
         if (name == "write_candidate") {
           json a = json::parse(args, nullptr, false);
           if (a.is_object() && a.contains("content") && a["content"].is_string())
@@ -155,17 +160,24 @@ bool contains(const std::vector<RewriteKind>& kinds, RewriteKind k) {
   return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
 }
 
-// A rejection that says the rewrite itself is wrong here (not merely not fast enough).
+// A rejection that says the rewrite itself is wrong here (not merely not fast enough). The gate
+// writes "rejected: <kind> (detail)"; the kinds about speed are not_faster, too_noisy,
+// too_few_samples and unconfirmed (a scripted gate may say slower or marginal). Every other
+// kind (incorrect, aliasing, caching, crashed, ...) or a failed correctness row means wrong.
 bool broken_rejection(const json& report) {
   if (report.value("verdict", "") == "accepted") return false;
-  std::string reason = report.value("reason", "");
-  for (std::string_view word : {"incorrect", "ABI", "error", "crash", "failed", "timeout",
-                                "timed out", "not written", "mismatch", "exception"})
-    if (reason.find(word) != std::string::npos) return true;
   if (auto c = report.find("correctness"); c != report.end() && c->is_array())
     for (const auto& row : *c)
       if (row.is_object() && !row.value("passed", true)) return true;
-  return false;
+  std::string reason = report.value("reason", "");
+  std::string_view kind = reason;
+  if (detail::starts_with(kind, "rejected: ")) kind.remove_prefix(10);
+  size_t end = kind.find_first_of(" (:,");
+  kind = kind.substr(0, end);
+  for (std::string_view speed : {"not_faster", "too_noisy", "too_few_samples", "unconfirmed",
+                                 "slower", "marginal", "duplicate"})
+    if (kind == speed) return false;
+  return true;
 }
 
 // Share of the profiled GPU time spent in Triton kernels, and the total (ms).
@@ -231,6 +243,10 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   if (h.profile) {
     auto [share, total] = triton_share(*h.profile);
     autotune_first = share >= 0.3 && total >= 0.05;
+  } else {
+    // Without a profile: only Triton kernels, and large ones (memory-bound norms, losses).
+    auto work = detail::work_facts(base);
+    autotune_first = !work.library_calls && work.largest_kernel >= kLargeKernel;
   }
   std::vector<std::vector<RewriteKind>> ranked;
   if (cg && at && autotune_first)
@@ -263,6 +279,15 @@ Plan plan_next(const History& h, std::uint64_t seed) {
     return plan;
   }
   return plan;
+}
+
+// Whether the ranking needs measured kernel times: library calls and large Triton kernels both,
+// so which dominates is not visible in the text.
+bool needs_profile(const History& h) {
+  if (h.profile || h.profile_requested || !h.has_profile_tool || !h.base) return false;
+  if (h.agency == Agency::low) return false;  // only one kind of rewrite to rank
+  auto work = detail::work_facts(*h.base);
+  return work.library_calls && work.largest_kernel >= kLargeKernel;
 }
 
 // ---- answers ------------------------------------------------------------------------------------
@@ -368,11 +393,8 @@ class SearchTransport final : public Transport {
           "tools; none were offered, so it has nothing to propose.",
           {}};
     } else if (!h.base && !h.read_requested) {
-      Answer a{"tilesmith-search: reading the attempt" +
-                   std::string(h.has_profile_tool ? " and its per-kernel profile" : ""),
-               {{tag("read"), "read_attempt", "{}"}}};
-      if (h.has_profile_tool) a.calls.push_back({tag("profile"), "profile", "{}"});
-      answer = std::move(a);
+      answer =
+          Answer{"tilesmith-search: reading the attempt", {{tag("read"), "read_attempt", "{}"}}};
     } else if (!h.base) {
       answer = Answer{"tilesmith-search: the attempt could not be read; nothing to propose.", {}};
     } else if (h.truncated) {
@@ -380,6 +402,11 @@ class SearchTransport final : public Transport {
           "tilesmith-search: the attempt was cut by the host's tool-result cap, so no "
           "exact rewrite of it is possible; nothing to propose.",
           {}};
+    } else if (needs_profile(h)) {
+      answer = Answer{
+          "tilesmith-search: library calls and large Triton kernels both; measuring "
+          "per-kernel times to rank the rewrites",
+          {{tag("profile"), "profile", "{}"}}};
     } else {
       Plan plan = plan_next(h, seed_);
       if (plan.next) {

@@ -8,7 +8,7 @@
 # SELECTION: quick (default; 8 problems across the kinds), all, part:K/N (every N-th problem of
 # the suite from the K-th: one device command each), or a comma-separated list of problem names.
 # BUDGET_S (default 540) is the wall time for the whole command: no problem starts once it is
-# nearly spent, and each problem's deadline is what is left. A device command has 10 minutes,
+# nearly spent, and each problem's deadline is what is left, at most PROBLEM_TIMEOUT (300 s). A device command has 10 minutes,
 # so run the suite in parts; carry the previous bench.json and name it in BENCH_PREVIOUS to
 # merge (problems already measured are kept, not rerun).
 #
@@ -46,7 +46,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1 || true
 "$PY" python/tilesmith/bench.py bench/suite "${args[@]}" --resume \
   --out "$OUT/bench.json" --plot "$OUT/bench.png" --log "$OUT/bench.log" \
-  --time-budget "$BUDGET" --timeout "$BUDGET" ${BENCH_ARGS:-} | tee "$OUT/bench.txt"
+  --time-budget "$BUDGET" --timeout "${PROBLEM_TIMEOUT:-300}" ${BENCH_ARGS:-} | tee "$OUT/bench.txt"
 status=${PIPESTATUS[0]}
 # The children's logs can be large; keep the tail so the file comes back.
 if [ -f "$OUT/bench.log" ] && [ "$(stat -c %s "$OUT/bench.log")" -gt 15000000 ]; then

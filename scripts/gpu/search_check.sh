@@ -11,4 +11,7 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 python3 tests/gpu/search_candidates_check.py build/search-candidates "$OUT/search_check.json" 2>&1 |
   tee "$OUT/search_check.txt"
-exit "${PIPESTATUS[0]}"
+status=${PIPESTATUS[0]}
+# The runtime with real CUDA graphs on a toy launch sequence (tests marked gpu).
+python3 -m pytest -q -m gpu tests/python/test_search_runtime.py 2>&1 | tee -a "$OUT/search_check.txt"
+exit "$status"

@@ -37,6 +37,10 @@ def _ts_widened(heuristic, heuristic_type, x_numel=None, x_masked=True, r_numel=
                     v.kwargs["XBLOCK"] = xb * 2
                     v.num_warps = min(c.num_warps * 2, 16)
                     variants.append(v)
+            if r_looped and c.num_stages < 3:  # software-pipeline the reduction loop
+                v = copy.deepcopy(c)
+                v.num_stages = c.num_stages + 1
+                variants.append(v)
             rb = c.kwargs.get("R0_BLOCK")
             if r_looped and isinstance(rb, int) and rb * 2 <= 4096 and volume * 2 <= 16384:
                 if r_numel is None or rb * 2 <= pow2_at_least(r_numel):

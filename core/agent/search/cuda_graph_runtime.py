@@ -1,33 +1,45 @@
-# ---- tilesmith-search: CUDA graph replay of call() (runtime v1) ----
+# ---- tilesmith-search: CUDA graph replay of call() (runtime v2) ----
 # Inserted by the built-in search agent (core/agent/search_rewrite.cpp); the original launch
 # sequence is kept verbatim as `_ts_call_eager` and stays the fallback.
 #
-# Call 1 with a given input signature runs the original (Triton autotuning, lazy module loads
-# and library handles warm up there); call 2 warms up once more on a private side stream and
-# captures the launch sequence into a CUDA graph; later calls replay it.
-#   inputs:  an input whose address was the same on both calls, and that the graph never
-#            writes, is read in place; its address is checked on every call (parameters).
-#            Every other tensor input is copied into a private buffer before each replay,
-#            and one the original writes (a donated buffer) is copied back after it.
+# The first call runs the original (Triton autotuning, lazy module loads and library handles
+# warm up there). Later calls replay a CUDA graph of the launch sequence, captured on a private
+# side stream after one more warm-up there:
+#   inputs:  an input the graph never writes and whose address this call was already seen at
+#            (a parameter, a reused buffer) is read in place; the graph is used only while it
+#            is at that address again. Every other tensor input is copied into a private buffer
+#            before the replay, and one the original writes (a donated buffer) is copied back
+#            after it. A few graphs are kept (most recently used first, one memory pool), so
+#            inputs rotating over a few addresses are read in place too; a graph that copies
+#            every input serves the rest.
 #   outputs: fresh tensors every call: the graph's output storages are copied out of its pool
-#            in one batched copy and the outputs rebuilt with their sizes, strides, offsets
-#            and mutual aliasing; a returned input is this call's very input object, and a
-#            view of an input is rebuilt on this call's input.
-# Anything else (a CPU tensor, a changed scalar, a moved in-place input, an error during
-# capture) runs the original instead, so behaviour never changes, only launch overhead.
+#            in one batched copy per dtype and the outputs rebuilt with their sizes, strides,
+#            offsets and mutual aliasing; a returned input is this call's very input object, and
+#            a view of an input is rebuilt on this call's input.
+# Anything else (a CPU tensor, another input signature, an error during capture) runs the
+# original instead, so behaviour never changes, only launch overhead.
 class _TsGraphedCall:
+    MAX_GRAPHS = 6  # kept at once (least recently used dropped)
+    MAX_CAPTURES = 32  # over the module's life; then only the graphs it has
+
     def __init__(self, written_inputs=(), graph_factory=None, stream_factory=None,
                  device_type="cuda"):
         self.written = frozenset(written_inputs)
         self.device_type = device_type
         self.disabled = None  # why the graph path is off for good
-        self.state = None  # the captured graph and its replay plan
-        self.last = None  # (key, pointers) of the previous call, to spot stable addresses
-        self.misses = 0
+        self.key = None  # the input signature (everything but addresses) of the first call
+        self.device = None
+        self.seen = None  # per input: {address: times seen}
+        self.graphs = []  # replay plans, most recently used first
+        self.pool = None  # the memory pool the graphs share
         self.captures = 0
         self.replays = 0
         self._graph_factory = graph_factory or torch.cuda.CUDAGraph
         self._stream_factory = stream_factory or torch.cuda.Stream
+
+    @property
+    def state(self):  # the most recently used graph's plan
+        return self.graphs[0] if self.graphs else None
 
     # A hashable description of the call's inputs (everything but addresses), their addresses,
     # and the device; key None when the inputs cannot be captured.
@@ -38,7 +50,9 @@ class _TsGraphedCall:
                 if a.device.type != self.device_type or (device is not None and a.device != device):
                     return None, None, None
                 device = a.device
-                key.append((a.dtype, tuple(a.shape), a.stride(), a.storage_offset()))
+                # No storage offset: a copied input lands in its own buffer and an in-place one
+                # is matched by address, so a slice at another offset is the same call.
+                key.append((a.dtype, tuple(a.shape), a.stride()))
                 ptrs.append(a.data_ptr())
             elif a is None or isinstance(a, (bool, int, float)):
                 key.append((type(a), a))
@@ -52,84 +66,94 @@ class _TsGraphedCall:
     def __call__(self, eager, args):
         if self.disabled is not None:
             return eager(args)
-        st = self.state
-        if st is not None:
-            if torch.cuda.is_current_stream_capturing():
-                return eager(args)  # inside the caller's own capture: run as written
-            if self._matches(st, args):
-                self.misses = 0
-                if not st["watch"] or not self._promote(st, args):
-                    return self._replay(st, args)
-                # Inputs copied so far have kept their address: capture again reading them in place.
-                stable = [None] * len(args)
-                for i, p in st["inplace"]:
-                    stable[i] = p
-                for i in st["watch"]:
-                    if st["stable"][i] >= 3:
-                        stable[i] = args[i].data_ptr()
-                self.state = None
-                return self._capture_and_replay(eager, args, stable)
-            self.misses += 1
-            if self.misses < 4 or self.captures >= 4:
+        if self.key is None:  # the first call: the warm-up
+            key, ptrs, device = self._signature(args)
+            if key is None:
+                self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
                 return eager(args)
-            # The in-place inputs moved for good (new parameter tensors): warm up and capture again.
-            self.state = None
-            self.misses = 0
-            self.last = None
-        key, ptrs, device = self._signature(args)
-        if key is None:
-            self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
+            self.key, self.device = key, device
+            self.seen = [{} for _ in args]
+            self._remember(ptrs)
             return eager(args)
         if torch.cuda.is_current_stream_capturing():
-            return eager(args)
-        previous, self.last = self.last, (key, ptrs)
-        if previous is None or previous[0] != key:
-            return eager(args)  # first call with this signature: the warm-up
-        return self._capture_and_replay(eager, args, previous[1])
-
-    @staticmethod
-    def _matches(st, args):
-        if len(args) != st["n"]:
-            return False
-        for i, p in st["inplace"]:
-            if args[i].data_ptr() != p:
-                return False
-        for i, v in st["scalars"]:
-            if args[i] != v:
-                return False
-        for i, dt in st["copied_dtypes"]:
-            if args[i].dtype is not dt:
-                return False
-        return True
-
-    def _promote(self, st, args):
-        """True once a copied (never written) input has kept one address for 3 calls."""
-        if self.captures >= 4:
-            st["watch"] = ()
-            return False
-        seen, stable, promote = st["seen"], st["stable"], False
-        for i in st["watch"]:
-            p = args[i].data_ptr()
-            if p == seen[i]:
-                stable[i] += 1
-                promote = promote or stable[i] >= 3
-            else:
-                seen[i], stable[i] = p, 0
-        return promote
-
-    def _capture_and_replay(self, eager, args, stable_ptrs):
+            return eager(args)  # inside the caller's own capture: run as written
+        graphs = self.graphs
+        generic = None  # the graph that copies every input, if it fits this call
+        counted = ()  # inputs whose address this call has already counted
+        for k, g in enumerate(graphs):
+            if self._matches(g, args):
+                if g["inplace"]:
+                    if k:
+                        graphs.insert(0, graphs.pop(k))
+                    if not g["watch"] or not self._settled(g["watch"], args):
+                        return self._replay(g, args)
+                    counted = g["watch"]  # a copied input settled: read it in place from now
+                else:
+                    generic = g
+                break
+        if generic is not None and self.captures >= self.MAX_CAPTURES:
+            return self._replay(generic, args)
+        # Which inputs are at an address seen before: those a new graph reads in place.
         key, ptrs, device = self._signature(args)
-        if key is None:
-            self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
+        if key != self.key:
+            return eager(args)  # another signature (a scalar, a dtype): not these graphs' call
+        stable = [None] * len(args)
+        for i, p in enumerate(ptrs):
+            if p is not None and i not in self.written and self.seen[i].get(p, 0) > (i in counted):
+                stable[i] = p
+        self._remember(ptrs, skip=counted)
+        if generic is not None and all(p is None for p in stable):
+            return self._replay(generic, args)
+        if self.captures >= self.MAX_CAPTURES:
             return eager(args)
         try:
-            self.state = self._capture(eager, args, ptrs, stable_ptrs, device)
+            g = self._capture(eager, args, ptrs, stable, device)
         except Exception as e:  # an uncapturable op: keep the original for good
-            self.state = None
+            self.graphs = []
             self.disabled = f"capture failed: {type(e).__name__}: {e}"
             return eager(args)
         self.captures += 1
-        return self._replay(self.state, args)
+        graphs.insert(0, g)
+        del graphs[self.MAX_GRAPHS:]
+        return self._replay(g, args)
+
+    def _settled(self, watch, args):
+        """Counts the addresses of a graph's copied inputs; True once one was seen 3 times."""
+        if self.captures >= self.MAX_CAPTURES:
+            return False
+        settled = False
+        for i in watch:
+            p = args[i].data_ptr()
+            seen = self.seen[i]
+            if len(seen) > 32:
+                seen.clear()
+            c = seen[p] = seen.get(p, 0) + 1
+            settled = settled or c >= 3
+        return settled
+
+    def _remember(self, ptrs, skip=()):
+        for i, p in enumerate(ptrs):
+            if p is not None and i not in skip:
+                seen = self.seen[i]
+                if len(seen) > 32:
+                    seen.clear()
+                seen[p] = seen.get(p, 0) + 1
+
+    @staticmethod
+    def _matches(g, args):
+        if len(args) != g["n"]:
+            return False
+        for i, p, dt in g["inplace_checks"]:
+            a = args[i]
+            if a.data_ptr() != p or a.dtype is not dt:
+                return False
+        for i, v in g["scalars"]:
+            if args[i] != v:
+                return False
+        for i, dt in g["copied_dtypes"]:
+            if args[i].dtype is not dt:
+                return False
+        return True
 
     def _capture(self, eager, args, ptrs, stable_ptrs, device):
         n = len(args)
@@ -137,7 +161,7 @@ class _TsGraphedCall:
         for i, a in enumerate(args):
             if not isinstance(a, torch.Tensor):
                 scalars.append((i, a))
-            elif i not in self.written and ptrs[i] == stable_ptrs[i]:
+            elif i not in self.written and stable_ptrs[i] is not None and ptrs[i] == stable_ptrs[i]:
                 inplace.append((i, ptrs[i]))
             else:
                 buf = torch.empty_strided(a.size(), a.stride(), dtype=a.dtype, device=a.device)
@@ -151,12 +175,17 @@ class _TsGraphedCall:
             graph = self._graph_factory()
             with torch.cuda.stream(side):
                 eager(list(static))  # warm-up on the capture stream
-                graph.capture_begin(capture_error_mode="thread_local")
+                if self.pool is None:
+                    graph.capture_begin(capture_error_mode="thread_local")
+                else:
+                    graph.capture_begin(pool=self.pool, capture_error_mode="thread_local")
                 try:
                     outs = eager(list(static))
                 finally:
                     graph.capture_end()
             current.wait_stream(side)
+        if self.pool is None:
+            self.pool = graph.pool()
         return self._plan(graph, outs, args, static, n, inplace, copied, scalars)
 
     def _plan(self, graph, outs, args, static, n, inplace, copied, scalars):
@@ -166,9 +195,13 @@ class _TsGraphedCall:
             if isinstance(s, torch.Tensor):
                 input_storages.setdefault(s.untyped_storage().data_ptr(), i)
         pools, pool_index, plan = [], {}, []  # pools: (flat static view, numel, dtype)
-        for o in outs:
+        for k, o in enumerate(outs):
             if not isinstance(o, torch.Tensor):
                 plan.append(("const", o))
+                continue
+            twin = next((j for j in range(k) if outs[j] is o), None)
+            if twin is not None:  # the very same tensor returned twice
+                plan.append(("same", twin))
                 continue
             hit = next((i for i, s in enumerate(static) if s is o), None)
             if hit is not None:
@@ -197,7 +230,6 @@ class _TsGraphedCall:
         groups = {}
         for g, (_, _, dtype) in enumerate(pools):
             groups.setdefault(dtype, []).append(g)
-        watch = tuple(i for i in copied if i not in self.written)
         return {
             "graph": graph,
             "n": n,
@@ -206,9 +238,8 @@ class _TsGraphedCall:
             "copied": tuple(copied),
             "copied_dtypes": tuple((i, static[i].dtype) for i in copied),
             "written": tuple(i for i in copied if i in self.written),
-            "watch": watch,
-            "seen": {i: None for i in watch},
-            "stable": {i: 0 for i in watch},
+            "inplace_checks": tuple((i, p, static[i].dtype) for i, p in inplace),
+            "watch": tuple(i for i in copied if i not in self.written),
             "static": static,
             "pools": tuple(pools),
             "pool_groups": tuple((tuple(gs), tuple(pools[g][0] for g in gs)) for gs in groups.values()),
@@ -246,6 +277,8 @@ class _TsGraphedCall:
             elif kind == "view":
                 _, i, size, stride, offset = entry
                 out.append(reinterpret(args[i], size, stride, offset))
+            elif kind == "same":
+                out.append(out[entry[1]])
             else:
                 out.append(entry[1])
         args.clear()

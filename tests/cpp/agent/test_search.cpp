@@ -250,9 +250,11 @@ struct Run {
 };
 
 Run run_search(const std::string& original, ScriptedGate::Judge judge, std::optional<int> budget,
-               AgentOptions options = {}, std::uint64_t seed = 0, bool stream = true) {
+               AgentOptions options = {}, std::uint64_t seed = 0, bool stream = true,
+               std::optional<std::vector<KernelTime>> profile_rows = std::nullopt) {
   TempDir dir;
   ScriptedGate gate(dir.path(), original, std::move(judge));
+  if (profile_rows) gate.profile_rows = *profile_rows;
   auto provider = resolve_provider(std::string(kSearchModel), EnvMap{});
   ClientOptions client_options;
   client_options.stream = stream;
@@ -275,9 +277,9 @@ TEST(SearchLoop, FirstProposalIsTheCudaGraphAndAcceptanceEndsTheLoop) {
   EXPECT_EQ(run.result.outcome, Outcome::accepted) << run.result.reason;
   ASSERT_EQ(run.result.accepted.size(), 1u);
   EXPECT_TRUE(graphed(run.result.accepted[0].text));
-  EXPECT_FALSE(widened(run.result.accepted[0].text));  // profile: Triton is 10% of the time
-  EXPECT_EQ(run.result.model_calls, 2);                // read (+profile), then one proposal
-  EXPECT_EQ(run.profiles, 1);
+  EXPECT_FALSE(widened(run.result.accepted[0].text));  // tiny kernels: nothing to tune first
+  EXPECT_EQ(run.result.model_calls, 2);                // read, then one proposal
+  EXPECT_EQ(run.profiles, 0);  // the text decides: nothing large enough to need measuring
   EXPECT_EQ(run.evaluated.size(), 1u);
 }
 
@@ -290,9 +292,11 @@ TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {
   EXPECT_EQ(run.result.outcome, Outcome::failed);
   EXPECT_NE(run.result.reason.find("nothing more to propose"), std::string::npos)
       << run.result.reason;
-  // read, 4 proposals (graph, graph+autotune, autotune, autotune variant), final, refusal.
+  // read, profile (an addmm and a 22M-element GELU: which dominates is measured), 4 proposals
+  // (graph, graph+autotune, autotune, autotune variant), final, refusal.
   ASSERT_EQ(run.evaluated.size(), 4u);
-  EXPECT_EQ(run.result.model_calls, 7);
+  EXPECT_EQ(run.result.model_calls, 8);
+  EXPECT_EQ(run.profiles, 1);
   EXPECT_EQ(run.result.rejected_candidates, 5);  // 4 proposals + the host's re-check after "done"
   EXPECT_TRUE(graphed(run.evaluated[0]) && !widened(run.evaluated[0]));
   EXPECT_TRUE(graphed(run.evaluated[1]) && widened(run.evaluated[1]));
@@ -305,10 +309,10 @@ TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {
     for (size_t j = 0; j < i; ++j) EXPECT_NE(run.evaluated[i], run.evaluated[j]);
   }
 
-  // With a budget of 3 the run stops after two proposals.
-  auto limited = run_search(original, slower, 3);
+  // With a budget of 4 the run stops after two proposals.
+  auto limited = run_search(original, slower, 4);
   EXPECT_EQ(limited.result.outcome, Outcome::budget_spent);
-  EXPECT_EQ(limited.result.model_calls, 3);
+  EXPECT_EQ(limited.result.model_calls, 4);
   EXPECT_EQ(limited.evaluated.size(), 2u);
 }
 
@@ -354,7 +358,7 @@ TEST(SearchLoop, LoopsStackRewritesOnTheAcceptedBase) {
   ASSERT_EQ(run.result.accepted.size(), 2u);
   EXPECT_TRUE(graphed(run.result.accepted[0].text) && !widened(run.result.accepted[0].text));
   EXPECT_TRUE(graphed(run.result.accepted[1].text) && widened(run.result.accepted[1].text));
-  EXPECT_EQ(run.result.model_calls, 3);
+  EXPECT_EQ(run.result.model_calls, 4);  // read, profile, two proposals
 }
 
 TEST(SearchLoop, DeterministicForASeedAndTheSameWithoutStreaming) {
@@ -377,6 +381,64 @@ TEST(SearchLoop, NoToolsMeansAFinalAnswer) {
   ASSERT_TRUE(reply) << reply.error().message;
   EXPECT_TRUE(reply->message.tool_calls.empty());
   EXPECT_NE(reply->message.content.find("nothing to propose"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SearchLoop, ReadsTheGatesRejectionKinds) {
+  const std::string original = fixture(kAttn);
+  // not_faster is about speed: the graph is tried again with autotuning; caching is about
+  // correctness: no further graph candidate after it.
+  auto speed = run_search(
+      original,
+      [](const std::string& t) {
+        return report(false, 1.01,
+                      graphed(t) && !widened(t) ? "rejected: not_faster (1.01x < 1.02x)"
+                                                : "rejected: too_noisy (spread 9%)");
+      },
+      4);
+  ASSERT_GE(speed.evaluated.size(), 2u);
+  EXPECT_TRUE(graphed(speed.evaluated[1]) && widened(speed.evaluated[1]));
+
+  auto wrong = run_search(
+      original,
+      [](const std::string& t) {
+        return graphed(t) ? report(false, 0,
+                                   "rejected: caching (out[0] is the same storage as the "
+                                   "previous call's output while that is still alive)")
+                          : report(false, 1.0, "rejected: not_faster (1.00x)");
+      },
+      std::nullopt);
+  ASSERT_GE(wrong.evaluated.size(), 2u);
+  EXPECT_TRUE(graphed(wrong.evaluated[0]));
+  for (size_t i = 1; i < wrong.evaluated.size(); ++i) EXPECT_FALSE(graphed(wrong.evaluated[i]));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SearchLoop, TheProfileDecidesWhetherAutotuningJoinsTheFirstProposal) {
+  // mlp: an addmm and a 22M-element GELU. Measured GELU-heavy: graph and autotuning together.
+  const std::string original = fixture(kMlp);
+  auto slower = [](const std::string&) { return report(false, 0.99, "rejected: not_faster"); };
+  auto heavy = run_search(original, slower, 3, {}, 0, true,
+                          std::vector<KernelTime>{{"triton_poi_fused_gelu_0", 0.30, 0.30},
+                                                  {"sm90_xmma_gemm_bf16bf16", 0.25, 0.25}});
+  ASSERT_EQ(heavy.evaluated.size(), 1u);
+  EXPECT_TRUE(graphed(heavy.evaluated[0]) && widened(heavy.evaluated[0]));
+  auto light = run_search(original, slower, 3);  // the default rows: GELU 10%
+  ASSERT_EQ(light.evaluated.size(), 1u);
+  EXPECT_TRUE(graphed(light.evaluated[0]) && !widened(light.evaluated[0]));
+  // Agency low has one kind of rewrite: nothing to rank, no profile.
+  AgentOptions low;
+  low.agency = Agency::low;
+  auto only = run_search(original, slower, 2, low);
+  EXPECT_EQ(only.profiles, 0);
+  ASSERT_EQ(only.evaluated.size(), 1u);
+  EXPECT_TRUE(widened(only.evaluated[0]));
 }
 
 }  // namespace
