@@ -255,7 +255,9 @@ class GraphState:
                            traces=os.environ.get("TILESMITH_DEBUG") == "1",
                            seed=int(os.environ.get("TILESMITH_SEED", "0") or 0))
         s.record_agent(self.index, result)
-        if result.get("outcome") != "accepted" or not result.get("accepted"):
+        # A run can end `failed` or `budget_spent` after some loops were accepted (loops >= 2, the
+        # search agent running out of rewrites): the last accepted candidate still installs.
+        if not result.get("accepted"):
             self._keep(f"no candidate accepted ({result.get('outcome')}: {result.get('reason')})")
             return
         winner = result["accepted"][-1]
