@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device command for several GPU tiers, each under its own time limit so one slow phase
+# cannot take the others' results with it. Logs per phase under $OUT/logs, packed into
+# $OUT/logs.tgz (the device returns at most 8 files).
+#   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: kernels tileops tileops_bench gate
+#                                                tilesmith bench_quick search_check
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/ts-gpu-out}
+logs=$OUT/logs
+mkdir -p "$logs"
+source scripts/gpu/env.sh
+export TILESMITH_CACHE_DIR=/tmp/ts-cache TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$logs/gpu.txt"
+run_phase() {
+  local name=$1 limit=$2 t0=$SECONDS
+  local dir=$logs/$name
+  mkdir -p "$dir"
+  case $name in
+    tileops) timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider -x tests/python/test_contracts.py -rfE > "$dir/pytest.log" 2>&1 ;;
+    tileops_bench) timeout "$limit" python3 -m tileops.cli bench --no-compile ${TILEOPS_BENCH_ARGS:-} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1 ;;
+    gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
+    tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh inference ineligible > "$dir/run.log" 2>&1 ;;
+    bench_quick) OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1 ;;
+    *) echo "unknown phase $name" > "$dir/run.log"; false ;;
+  esac
+  local rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s" | tee -a "$logs/summary.txt"
+  tail -15 "$dir"/*.log 2>/dev/null | cut -c1-220
+}
+for spec in "$@"; do run_phase "${spec%%:*}" "${spec##*:}"; done
+tar czf "$OUT/logs.tgz" -C "$OUT" logs
+cp "$logs/summary.txt" "$OUT/summary.txt"
