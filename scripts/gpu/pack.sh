@@ -18,7 +18,7 @@ ls .gpu/*.whl >/dev/null
 tmp=$(mktemp -d)
 (cd "$tmp" && unzip -q "$OLDPWD"/.gpu/*.whl)
 find "$tmp" -name '*.so' -print0 | xargs -0 ldd 2>/dev/null | awk '/=>/ {print $3}' | sort -u |
-  grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
   while read -r lib; do cp -L "$lib" .gpu/lib/; done
 rm -rf "$tmp"
 if [ "${WITH_CUTLASS:-0}" = 1 ]; then

@@ -20,7 +20,7 @@ if [ "${1:-}" = pack ]; then
   mkdir -p .gpu/bin
   cp build/cpp/tests/cpp/agent/mock_openai_server .gpu/bin/
   ldd .gpu/bin/mock_openai_server | awk '/=>/ {print $3}' | sort -u |
-    grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
+    grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
     while read -r lib; do cp -L "$lib" .gpu/lib/; done
   ls -l .gpu/bin
   exit 0
