@@ -176,6 +176,10 @@ def _worker_env() -> dict:
     env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
+    # Triton kernels compile inside the job: with more threads, loading a CUDA wrapper starts
+    # Inductor's compile-worker pool, which outlives the job and is (rightly) reported as a
+    # process the candidate left behind. Seen on the H200: every candidate rejected that way.
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     return env
 
 
