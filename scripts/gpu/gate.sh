@@ -6,7 +6,7 @@
 #      A versus A rejected.
 #   2. scripts/gpu/gate_bench.py: A versus A >= 50 times on a >= 100 us graph (never accepted;
 #      CI half-width target <= 1%), wall time of one evaluation of a ~1 ms graph including the
-#      confirmation (target <= 10 s), and real Inductor wrappers (tests/gate/inductor/) gated
+#      confirmation (target <= 10 s), and real Inductor wrappers (tests/data/inductor_cuda/) gated
 #      A versus A and against generic attacks built from them.
 # Logs and JSON under $OUT: env.txt, gate_corpus.log, gate_corpus.xml, gate_bench.log,
 # gate_bench.json. GATE_PARTS=corpus,bench (default both); GATE_REPS (default 50).

@@ -7,7 +7,7 @@
   eval      wall time of one evaluation (correctness + timing + fresh confirmation) of the base
             graph sized to ~1 ms, honest candidate (accepted, so the confirmation runs); cold
             (first evaluation, worker server start included) and warm (target <= 10 s).
-  inductor  every real wrapper in tests/gate/inductor/: A versus A (must be rejected) and
+  inductor  every real wrapper in tests/data/inductor_cuda/: A versus A (must be rejected) and
             generic attacks built from it (corrupted output, replayed result, side stream).
 Writes DIR/gate_bench.json; prints one line per measurement.
 """
@@ -31,7 +31,7 @@ import torch  # noqa: E402
 from gate_corpus import CORPUS, base_args, base_source  # noqa: E402
 from tilesmith.gate import Gate, GateOptions  # noqa: E402
 
-INDUCTOR = ROOT / "tests" / "gate" / "inductor"
+INDUCTOR = ROOT / "tests" / "data" / "inductor_cuda"
 
 
 def log(msg: str) -> None:

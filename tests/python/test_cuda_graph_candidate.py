@@ -13,7 +13,7 @@ from _tscore import agent
 from tilesmith import _identity
 from tilesmith_testing import mock_server, scripts
 
-DATA = pathlib.Path(__file__).resolve().parent / "data" / "inductor_cuda"
+DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "inductor_cuda"
 SAMPLES = sorted(DATA.glob("*.py"))
 
 

@@ -19,7 +19,7 @@ using namespace ts::agent::testing;
 using json = nlohmann::json;
 
 std::string fixture(const std::string& name) {
-  return read_text(std::filesystem::path(TS_SOURCE_DIR) / "tests/cpp/agent/data" / name);
+  return read_text(std::filesystem::path(TS_SOURCE_DIR) / "tests/data/inductor_cuda" / name);
 }
 
 const std::string kMlp = "mlp_bf16.0.inference.py";
