@@ -436,6 +436,14 @@ class Runner:
         self.flags = _flags()
         self.threads = set(_thread_enumerate())
         self.busy_floor_ms = 0.25
+        # The persisting-L2 limit as this context starts, after a reset: on the H200 machines it
+        # reads 11796480 bytes even then (seen 2026-12-03), so only a limit above the reset value
+        # is the candidate's doing.
+        self.persisting_floor = 0
+        if self.cuda:
+            _TRUSTED["torch.cuda.synchronize"]()  # the context exists before its limit is read
+            self.driver.reset_persisting()
+            self.persisting_floor = self.driver.persisting_limit() or 0
         if self.cuda:
             # What a device sync costs on an idle device here (slow under some sandboxes): the
             # side-stream probe below only counts lag well above it.
@@ -473,6 +481,7 @@ class Runner:
                       + ", ".join(t.name for t in new_threads[:3])))
         if self.cuda:
             lim = self.driver.persisting_limit()
+            lim = lim if lim and lim > self.persisting_floor else 0
             if lim:
                 f.append(("persisting_l2", where, f"persisting-L2 limit set to {lim} bytes"))
             try:
