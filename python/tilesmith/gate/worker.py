@@ -1030,6 +1030,13 @@ class Job:
                 _event_record(e2)
                 _event_synchronize(e2)
             t1 = _perf_counter()
+            if side == "B" and stray_thread is None:
+                # A thread alive right after the interval runs into the original's next one
+                # (T2). Checked before the output comparison: on a GPU that comparison can
+                # outlast a short-lived thread (seen on the H200 with a 10 ms burner).
+                extra = [t for t in _thread_enumerate() if t not in self.runner.threads and t.is_alive()]
+                if extra:
+                    stray_thread = (i, extra[0].name)
             if cuda:
                 ms = _event_elapsed(e0, e2)
                 ev = _event_elapsed(e0, e1)
@@ -1064,11 +1071,6 @@ class Job:
             elif msg and side == "A":
                 self.info.setdefault("original_timed_mismatch", msg)
             prev_out[side] = out  # keep the last output alive: no pointer reuse by the allocator
-            if side == "B" and stray_thread is None:
-                # A thread alive now would run into the original's next interval (T2).
-                extra = [t for t in _thread_enumerate() if t not in self.runner.threads and t.is_alive()]
-                if extra:
-                    stray_thread = (i, extra[0].name)
 
         for w in range(warmup):
             one("A", w, False)
