@@ -461,6 +461,10 @@ class Runner:
         if self.cuda:
             _TRUSTED["torch.cuda.synchronize"]()
 
+    def new_threads(self) -> list:
+        """Threads alive now that were not running when the baseline was taken."""
+        return [t for t in _thread_enumerate() if t not in self.threads and t.is_alive()]
+
     def integrity(self, where: str, is_candidate: bool) -> list:
         """Findings about global state after a call (or import). Restores what it can."""
         f = []
@@ -474,7 +478,7 @@ class Runner:
         if changed:
             f.append(("global_flag", where, "changed " + "; ".join(changed[:4])))
             _restore_flags(self.flags)
-        new_threads = [t for t in _thread_enumerate() if t not in self.threads and t.is_alive()]
+        new_threads = self.new_threads()
         if new_threads:
             f.append(("background_thread", where,
                       f"{len(new_threads)} thread(s) still running after the call: "
@@ -1034,7 +1038,7 @@ class Job:
                 # A thread alive right after the interval runs into the original's next one
                 # (T2). Checked before the output comparison: on a GPU that comparison can
                 # outlast a short-lived thread (seen on the H200 with a 10 ms burner).
-                extra = [t for t in _thread_enumerate() if t not in self.runner.threads and t.is_alive()]
+                extra = self.runner.new_threads()
                 if extra:
                     stray_thread = (i, extra[0].name)
             if cuda:
