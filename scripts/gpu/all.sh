@@ -4,6 +4,8 @@
 # $OUT/logs.tgz (the device returns at most 8 files).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: kernels tileops tileops_bench gate
 #                                                tilesmith bench_quick search_check
+# Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
+#      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ts-gpu-out}
@@ -20,7 +22,7 @@ run_phase() {
     tileops) timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider -x tests/python/test_contracts.py -rfE > "$dir/pytest.log" 2>&1 ;;
     tileops_bench) timeout "$limit" python3 -m tileops.cli bench --no-compile ${TILEOPS_BENCH_ARGS:-} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1 ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
-    tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh inference ineligible > "$dir/run.log" 2>&1 ;;
+    tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
     bench_quick) OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1 ;;
     *) echo "unknown phase $name" > "$dir/run.log"; false ;;
   esac

@@ -5,8 +5,9 @@
   avsa      A versus A on the corpus base graph sized to >= 100 us: --reps evaluations, none may
             be accepted; the paired-ratio CI half-width of each (target <= 1%).
   eval      wall time of one evaluation (correctness + timing + fresh confirmation) of the base
-            graph sized to ~1 ms, honest candidate (accepted, so the confirmation runs); cold
-            (first evaluation, worker server start included) and warm (target <= 10 s).
+            graph sized to ~1 ms, honest candidate (accepted, so the confirmation runs), three
+            times (target <= 10 s each); the worker server's start (once per graph, started
+            with the gate so it overlaps the agent's first turn) is timed on its own.
   inductor  every real wrapper in tests/data/inductor_cuda/: A versus A (must be rejected) and
             generic attacks built from it (corrupted output, replayed result, side stream).
 Writes DIR/gate_bench.json; prints one line per measurement.
@@ -77,6 +78,9 @@ def part_eval(out: dict, track: Path) -> None:
     t0 = time.monotonic()
     g = Gate(base_source(), args, track / "eval", GateOptions(device="cuda"))
     res["gate_init_s"] = time.monotonic() - t0
+    # The worker server (torch and Inductor's runtime imported once per graph) starts when the
+    # gate is built, so in Tilesmith it overlaps the agent's first turn; timed here on its own.
+    res["server_start_s"] = g.wait_ready() + res["gate_init_s"]
     try:
         times, reasons = [], []
         for i in range(3):
@@ -96,12 +100,12 @@ def part_eval(out: dict, track: Path) -> None:
         res["warm_s"] = times[1:]
         res["reasons"] = reasons
         res["all_accepted"] = all(x.startswith("accepted") for x in reasons)
-        res["pass"] = res["all_accepted"] and max(times[1:]) <= 10.0
+        res["pass"] = res["all_accepted"] and max(times) <= 10.0
     finally:
         g.close()
     log(f"EVAL: one evaluation incl. confirmation of a {res.get('original_ms') or 0:.3f} ms graph: "
-        f"cold {res['cold_s']:.2f} s, warm {', '.join(f'{t:.2f}' for t in res['warm_s'])} s "
-        "(target <= 10 s)")
+        f"first {res['cold_s']:.2f} s, then {', '.join(f'{t:.2f}' for t in res['warm_s'])} s "
+        f"(target <= 10 s); worker server start {res['server_start_s']:.2f} s, once per graph")
     out["eval"] = res
 
 

@@ -166,7 +166,9 @@ def phase_training() -> dict:
     plain_block = copy.deepcopy(block)
     x = torch.randn(4, 64, 256, device=DEV)
     res = {"loss_err": [], "grad_err": []}
-    with mock_server.MockServer(scripts.cuda_graph_each(2), TMP) as url:
+    # Forward, then backward: one candidate each; a rejected one gets one more turn, which ends.
+    script = scripts.cuda_graph_each(2) + [{"kind": "completion", "content": "no further idea"}]
+    with mock_server.MockServer(script, TMP) as url:
         _use_mock(url)
         m = tilesmith.compile(block, example_inputs=(x,), max_model_calls=4)
         opt = torch.optim.SGD(block.parameters(), lr=1e-2)

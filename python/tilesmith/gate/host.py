@@ -66,6 +66,8 @@ class GateOptions:
     fork_server: bool = True  # False: a new interpreter per job (slower, no shared parent)
     cpu_threads: int = 1  # torch threads in CPU workers (fewer threads, less noise)
     startup_timeout_s: float = 300.0  # importing torch in a fresh interpreter
+    prestart: bool = True  # start the fork server at construction: its imports (seconds) then
+    #                        overlap the agent's first turn instead of the first evaluation
 
     def resolved_max_pairs(self) -> int:
         if self.max_pairs is not None:
@@ -234,6 +236,9 @@ class Gate:
         self._jobs = 0
         self._evaluations = 0
         self._env = _worker_env()
+        self._server_ready = False
+        if self.options.fork_server and self.options.prestart:
+            self._spawn_server()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -261,6 +266,14 @@ class Gate:
                 self._server.stop(1.0)
             finally:
                 self._server = None
+                self._server_ready = False
+
+    def wait_ready(self) -> float:
+        """Blocks until the worker server is up (started if need be); returns the seconds waited."""
+        t0 = time.monotonic()
+        if self.options.fork_server:
+            self._ensure_server()
+        return time.monotonic() - t0
 
     # -- public API --------------------------------------------------------------------------
 
@@ -399,18 +412,24 @@ class Gate:
                 "detail": (f"deadline {o.timeout_s:g} s passed" if r.timed_out
                            else _tail(r.stderr.decode(errors="replace")) if not r.succeeded else "")}
 
-    def _ensure_server(self):
-        if self._server is not None and self._server.is_running():
-            return self._server
-        self._stop_server()
+    def _spawn_server(self) -> None:
         o = self.options
         argv = [o.python, "-m", "tilesmith.gate.worker", "--serve"]
         if o.device.startswith("cuda"):
             argv.append("--preload")  # Inductor's CUDA wrappers: import its runtime once
-        srv = _tscore.ChildProcess.start(argv,
-                                         env=self._env, cwd=str(self._dir), no_network=True)
+        self._server = _tscore.ChildProcess.start(argv, env=self._env, cwd=str(self._dir),
+                                                  no_network=True)
+        self._server_ready = False
+
+    def _ensure_server(self):
+        if self._server is not None and self._server_ready and self._server.is_running():
+            return self._server
+        if self._server is None or self._server_ready:  # never started, or died after starting
+            self._stop_server()
+            self._spawn_server()
+        srv = self._server
         try:
-            line = srv.read_line(o.startup_timeout_s)
+            line = srv.read_line(self.options.startup_timeout_s)
             info = json.loads(line)
             if not info.get("ready"):
                 raise RuntimeError(line)
@@ -418,9 +437,9 @@ class Gate:
                                  "torch": info.get("torch"), "network": srv.network}
         except Exception as e:
             err = _tail(srv.stderr.decode(errors="replace"))
-            srv.stop(1.0)
+            self._stop_server()
             raise RuntimeError(f"Gate: the worker server did not start: {e}; stderr: {err}") from None
-        self._server = srv
+        self._server_ready = True
         return srv
 
     def _run_forked(self, job_path: Path) -> dict:
