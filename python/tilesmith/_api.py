@@ -7,7 +7,7 @@ import weakref
 
 import torch
 
-from . import _eligibility
+from . import _eligibility, _insitu
 from ._progress import PROGRESS
 from ._session import Session, TilesmithBackend
 
@@ -40,6 +40,10 @@ def _validate(example_inputs, agency, loops, max_model_calls, torch_compile_kwar
                                         or max_model_calls < 1):
         raise ValueError(f"tilesmith.compile: max_model_calls must be None or an int >= 1, not "
                          f"{max_model_calls!r}")
+    try:
+        _insitu.pairs_from_env("cuda")
+    except ValueError as e:
+        raise ValueError(f"tilesmith.compile: {e}") from None
     if "backend" in torch_compile_kwargs:
         raise TypeError("tilesmith.compile: `backend` cannot be given; Tilesmith is the backend "
                         "(use torch.compile directly for another one)")

@@ -23,7 +23,7 @@ import traceback
 
 import torch
 
-from . import _eligibility, _identity, _install
+from . import _eligibility, _identity, _insitu, _install
 from ._progress import PROGRESS
 
 VERSION = "0.1.0"
@@ -58,6 +58,7 @@ class Benchmark:
     speedup: float
     source: str  # "agent" (measured in this run) | "artifact_cache" (measured when accepted) |
     #              "same_graph" (an identical graph earlier in this run)
+    in_place_speedup: float | None = None  # from the in-place check once it has decided
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -102,6 +103,7 @@ class GraphState:
         self.installed_module = None
         self.installed_text = self.installed_path = None
         self.installed_report = None
+        self._check = None  # the InPlaceCheck while it runs
         self._fired = False
         self._lock = threading.Lock()
 
@@ -148,10 +150,36 @@ class GraphState:
 
     def _rollback(self, exc: BaseException):
         self.cg.current_callable = self.original
+        if self._check is not None:
+            self._check.abandon(self.original)
         self.status = f"rolled back: the installed candidate raised {_reason_of(exc)}"
         PROGRESS.event(self.label, self.status)
         self._write_track_summary()
         return self.original
+
+    def _in_place_verdict(self, stats, installed) -> None:
+        """InPlaceCheck's decision: keep the candidate unless, timed in this program, it was not
+        faster than the original (median paired ratio >= 1)."""
+        self._check = None
+        bench = self.session.benchmark_of(self.index)
+        base = self.status.split(";")[0]
+        if stats is None:
+            self.cg.current_callable = installed
+            self.status = f"{base} (in-place check not timed: every call was under graph capture)"
+        elif stats.ratio < 1.0:
+            self.cg.current_callable = installed
+            self.status = f"{base}; in place {1.0 / stats.ratio:.2f}x over {stats.n} paired calls"
+            if bench is not None:
+                self.session.add_benchmark(dataclasses.replace(bench, in_place_speedup=1.0 / stats.ratio))
+        else:
+            self.cg.current_callable = self.original
+            self.installed_module = None  # an identical graph later in this run keeps Inductor too
+            self.status = (f"rolled back: slower in place ({stats.candidate_median_ms:.4f} ms vs "
+                           f"Inductor {stats.baseline_median_ms:.4f} ms, ratio {stats.ratio:.3f} "
+                           f"over {stats.n} paired calls) though the gate confirmed it")
+            self.session.remove_benchmark(self.index)
+        PROGRESS.event(self.label, self.status)
+        self._write_track_summary()
 
     def _write_track_summary(self) -> None:
         if not self.track_dir:
@@ -319,8 +347,16 @@ class GraphState:
             return False
         self.installed_module = mod
         self.installed_text, self.installed_path, self.installed_report = text, path, report
-        self.cg.current_callable = _install.installed_callable(
-            mod, self.cg, self._rollback, rerun_safe=not self.donated)
+        installed = _install.installed_callable(mod, self.cg, self._rollback,
+                                                rerun_safe=not self.donated)
+        pairs = _insitu.pairs_from_env(self.device)
+        if pairs > 0:
+            self._check = _insitu.InPlaceCheck(
+                self.original, installed, self.device, pairs,
+                lambda stats: self._in_place_verdict(stats, installed))
+            self.cg.current_callable = self._check
+        else:
+            self.cg.current_callable = installed
         timing = report.get("timing") or {}
         bench = Benchmark(graph=self.index, kind=self.kind, cache_key=self.cache_key,
                           torch_inductor_ms=float(timing.get("original_ms") or 0.0),
@@ -329,6 +365,8 @@ class GraphState:
         self.session.add_benchmark(bench)
         self.status = {"agent": "installed", "artifact_cache": "installed from the artifact cache",
                        "same_graph": "installed (identical to an earlier graph of this run)"}[source]
+        if pairs > 0:
+            self.status += f"; checking in place over its next {2 * (pairs + _insitu.WARMUP_PAIRS)} calls"
         PROGRESS.event(self.label, f"{self.status}: {bench.speedup:.2f}x "
                                    f"({bench.torch_inductor_ms:.4f} ms -> {bench.tilesmith_ms:.4f} ms)")
         self._write_track_summary()
@@ -374,6 +412,10 @@ class Session:
     def add_benchmark(self, bench: Benchmark) -> None:
         with self._lock:
             self.benchmarks = [b for b in self.benchmarks if b.graph != bench.graph] + [bench]
+
+    def remove_benchmark(self, graph: int) -> None:
+        with self._lock:
+            self.benchmarks = [b for b in self.benchmarks if b.graph != graph]
 
     def record_agent(self, index, result) -> None:
         with self._lock:

@@ -209,6 +209,21 @@ class _Problem:
         return step, observe
 
 
+def _settle(tilesmith, fn, step, max_steps: int = 400) -> int:
+    """Steps until no graph is still in its in-place check (each installed graph alternates with
+    Inductor's code for its first calls, then keeps or rolls back): what is timed afterwards is
+    the final choice. Returns the steps taken."""
+    for n in range(max_steps):
+        try:
+            graphs = tilesmith.diagnostics(fn)
+        except TypeError:  # plain torch.compile (no route to a model): nothing to settle
+            return n
+        if not any("checking in place" in d.status for d in graphs):
+            return n
+        step()
+    return max_steps
+
+
 def _time(step, device, min_runs: int, max_runs: int, target_s: float):
     import torch
 
@@ -333,6 +348,7 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 if column == "tilesmith":
                     import tilesmith
 
+                    entry["settle_steps"] = _settle(tilesmith, fn, step)
                     bench = getattr(tilesmith, "benchmarks", lambda m: ())(fn)
                     entry["installed"] = len(bench) > 0
                     entry["graphs"] = [_plain(b) for b in bench]

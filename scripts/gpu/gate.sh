@@ -9,7 +9,8 @@
 #      confirmation (target <= 10 s), and real Inductor wrappers (tests/data/inductor_cuda/) gated
 #      A versus A and against generic attacks built from them.
 # Logs and JSON under $OUT: env.txt, gate_corpus.log, gate_corpus.xml, gate_bench.log,
-# gate_bench.json. GATE_PARTS=corpus,bench (default both); GATE_REPS (default 50).
+# gate_bench.json. GATE_PARTS=corpus,bench (default both); GATE_REPS (default 50);
+# GATE_BENCH_PARTS (gate_bench.py --parts; default avsa,eval,inductor).
 #   Device run:  bash scripts/gpu/pack.sh (here), then carry .gpu and run bash scripts/gpu/gate.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,7 +37,8 @@ if [[ ",$parts," == *",corpus,"* ]]; then
   corpus_rc=${PIPESTATUS[0]}
 fi
 if [[ ",$parts," == *",bench,"* ]]; then
-  python3 scripts/gpu/gate_bench.py --out "$out" --reps "${GATE_REPS:-50}" 2>&1 | tee "$out/gate_bench.log"
+  python3 scripts/gpu/gate_bench.py --out "$out" --reps "${GATE_REPS:-50}" \
+    --parts "${GATE_BENCH_PARTS:-avsa,eval,inductor}" 2>&1 | tee "$out/gate_bench.log"
   bench_rc=${PIPESTATUS[0]}
 fi
 echo "gate corpus exit=$corpus_rc gate bench exit=$bench_rc"

@@ -33,6 +33,7 @@ from gate_corpus import CORPUS, base_args, base_source  # noqa: E402
 from tilesmith.gate import Gate, GateOptions  # noqa: E402
 
 INDUCTOR = ROOT / "tests" / "data" / "inductor_cuda"
+SAVE = None  # writes gate_bench.json (set by main)
 
 
 def log(msg: str) -> None:
@@ -188,6 +189,9 @@ def part_inductor(out: dict, track: Path) -> None:
         for k, v in row.items():
             log(f"inductor {name} {k}: {'OK ' if v['ok'] else 'BAD'} {v['reason']} [{v['s']:.1f}s]")
         res[name] = row
+        out["inductor"] = res  # saved after each wrapper: a deadline keeps what was measured
+        if SAVE is not None:
+            SAVE()
         del args, mod
         torch.cuda.empty_cache()
     out["inductor"] = res
@@ -208,6 +212,9 @@ def main() -> int:
     assert torch.cuda.is_available(), "needs CUDA"
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
     parts = a.parts.split(",")
+    global SAVE
+    SAVE = lambda: (outdir / "gate_bench.json").write_text(  # noqa: E731
+        json.dumps(result, indent=1, default=str))
     with tempfile.TemporaryDirectory(prefix="gate-bench-") as tmp:
         track = Path(tmp)
         for p in parts:

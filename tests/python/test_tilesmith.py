@@ -70,6 +70,27 @@ def _gate_events(path):
 
 
 @needs_mock
+def test_installed_candidate_is_checked_in_place_then_kept_or_rolled_back(tmp_path, inductor_cache):
+    # On the CPU two equivalent wrappers time alike, so either verdict may come; what must hold:
+    # the check runs over the next calls, decides once, says so, and every output stays right.
+    with mock_server.MockServer(scripts.accept_each(1), tmp_path) as url:
+        r, stderr = _run_driver("infer_in_place", base_url=url, cache_dir=tmp_path / "ts",
+                                inductor_cache=inductor_cache, gate_log=tmp_path / "gate.jsonl",
+                                extra_env={"TILESMITH_INSITU_PAIRS": "3"})
+    assert r["status_after_install"] == "installed; checking in place over its next 10 calls"
+    assert max(r["errs"]) < 1e-5
+    (graph,) = r["diagnostics"]
+    kept = graph["status"].startswith("installed; in place ")
+    assert kept or graph["status"].startswith("rolled back: slower in place"), graph["status"]
+    assert "over 3 paired calls" in graph["status"] and graph["status"] in stderr
+    if kept:
+        (bench,) = r["benchmarks"]
+        assert bench["in_place_speedup"] > 1.0
+    else:
+        assert r["benchmarks"] == [] and r["candidate_calls"] == [None]
+
+
+@needs_mock
 def test_cpu_pipeline_end_to_end_then_artifact_cache_hit(tmp_path, inductor_cache):
     cache = tmp_path / "tilesmith"
     gate_log = tmp_path / "gate.jsonl"

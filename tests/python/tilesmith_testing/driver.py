@@ -75,6 +75,25 @@ def infer():
     return res
 
 
+def infer_in_place():
+    """infer, then enough calls for the in-place check (TILESMITH_INSITU_PAIRS set by the test)."""
+    from tilesmith import _insitu
+
+    torch.manual_seed(0)
+    model = Tiny().eval()
+    x = torch.randn(4, 8)
+    m = tilesmith.compile(model, example_inputs=(x,), max_model_calls=6)
+    calls = 2 * (_insitu.pairs_from_env("cpu") + _insitu.WARMUP_PAIRS) + 2
+    with torch.no_grad():
+        eager = model(x)
+        errs = [(m(x) - eager).abs().max().item()]
+        status_after_install = tilesmith.diagnostics(m)[0].status
+        errs += [(m(x) - eager).abs().max().item() for _ in range(calls)]
+    res = _state(m)
+    res.update(errs=errs, status_after_install=status_after_install)
+    return res
+
+
 def train():
     torch.manual_seed(0)
     model = Broken()
@@ -97,5 +116,5 @@ def train():
 
 
 if __name__ == "__main__":
-    result = {"infer": infer, "train": train}[sys.argv[1]]()
+    result = {"infer": infer, "infer_in_place": infer_in_place, "train": train}[sys.argv[1]]()
     print(RESULT_MARK + json.dumps(result, default=str), flush=True)
