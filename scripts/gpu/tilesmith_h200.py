@@ -100,6 +100,15 @@ def _reports(m) -> dict:
     return out
 
 
+def _settle(m, call, max_calls=400) -> int:
+    """Calls until no graph is in its in-place check (it then keeps or rolls back the candidate)."""
+    for n in range(max_calls):
+        if not any("checking in place" in d.status for d in tilesmith.diagnostics(m)):
+            return n
+        call()
+    return max_calls
+
+
 def _time_ms(fn, iters=200, warmup=20) -> float:
     for _ in range(warmup):
         fn()
@@ -145,6 +154,8 @@ def phase_inference() -> dict:
         second = m(x)
         x2 = torch.randn_like(x)
         third, eager3 = m(x2), block(x2)
+        res["status_after_install"] = [d["status"] for d in _diag(m)]
+        res["settle_calls"] = _settle(m, lambda: m(x))
         res.update({
             "diagnostics": _diag(m), "benchmarks": [b.as_dict() for b in tilesmith.benchmarks(m)],
             "gate_reports": _reports(m), "run": tilesmith.run_info(m),
@@ -189,6 +200,9 @@ def phase_training() -> dict:
     def step(f, mod):
         f(x).pow(2).mean().backward()
         mod.zero_grad(set_to_none=False)
+
+    res["status_after_install"] = [d["status"] for d in _diag(m)]
+    res["settle_calls"] = _settle(m, lambda: step(m, block))
 
     res.update({"diagnostics": _diag(m), "benchmarks": [b.as_dict() for b in tilesmith.benchmarks(m)],
                 "gate_reports": _reports(m), "run": tilesmith.run_info(m),
