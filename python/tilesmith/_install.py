@@ -17,6 +17,18 @@ import sys
 import types
 
 
+# Banners the search agent pastes with each of its rewrites (core/agent/search/*.py).
+_REWRITE_BANNERS = {"cuda_graph": "# ---- tilesmith-search: CUDA graph replay",
+                    "autotune": "# ---- tilesmith-search: wider autotuning"}
+
+
+def rewrite_kinds(text: str) -> tuple:
+    """The kinds of search-agent rewrite a candidate's text carries, e.g. ("autotune",
+    "cuda_graph"); ("model",) for a candidate with none (written by a model)."""
+    kinds = tuple(k for k, banner in sorted(_REWRITE_BANNERS.items()) if banner in text)
+    return kinds or ("model",)
+
+
 def constants_of(cg) -> dict:
     from torch._inductor.output_code import CompiledFxGraphConstants
 

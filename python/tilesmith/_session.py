@@ -59,6 +59,7 @@ class Benchmark:
     source: str  # "agent" (measured in this run) | "artifact_cache" (measured when accepted) |
     #              "same_graph" (an identical graph earlier in this run)
     in_place_speedup: float | None = None  # from the in-place check once it has decided
+    rewrites: tuple = ()  # kinds of rewrite in the installed text (_install.rewrite_kinds)
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -361,7 +362,8 @@ class GraphState:
         bench = Benchmark(graph=self.index, kind=self.kind, cache_key=self.cache_key,
                           torch_inductor_ms=float(timing.get("original_ms") or 0.0),
                           tilesmith_ms=float(timing.get("candidate_ms") or 0.0),
-                          speedup=float(report.get("speedup") or 0.0), source=source)
+                          speedup=float(report.get("speedup") or 0.0), source=source,
+                          rewrites=_install.rewrite_kinds(text))
         self.session.add_benchmark(bench)
         self.status = {"agent": "installed", "artifact_cache": "installed from the artifact cache",
                        "same_graph": "installed (identical to an earlier graph of this run)"}[source]

@@ -405,6 +405,7 @@ def _derive(record: dict) -> dict:
         record[f"speedup_{c}"] = base / v if base and v else None
     ts = cols.get("tilesmith", {})
     record["installed"] = bool(ts.get("installed"))
+    record["rewrites"] = sorted({k for g in ts.get("graphs") or [] for k in g.get("rewrites") or ()})
     record["incorrect_install"] = bool(ts.get("installed")) and ts.get("correct") is False
     return record
 
@@ -425,6 +426,12 @@ def summarize(records: list[dict]) -> dict:
     }
     for c in ("tilesmith", "max_autotune", "reduce_overhead", "eager"):
         summary[f"geomean_{c}"] = _geomean([r.get(f"speedup_{c}") for r in records])
+    # Which kinds of rewrite were installed where (a problem may combine several graphs' kinds).
+    wins: dict = {}
+    for r in done:
+        for k in r.get("rewrites") or ():
+            wins.setdefault(k, []).append(r["problem"])
+    summary["installed_by_rewrite"] = wins
     sp = [r["speedup_tilesmith"] for r in done]
     summary["min_speedup_tilesmith"] = min(sp) if sp else None
     # The same geomean on the problems where every reference column was measured too.
@@ -452,6 +459,8 @@ def print_table(records: list[dict], summary: dict, out=sys.stdout):
                 f"{_fmt(r.get('speedup_tilesmith'), '.2f') + 'x' if r.get('speedup_tilesmith') else '-':>8s} "
                 f"{'yes' if r.get('installed') else 'no':>4s} {ok:>3s} {_fmt(m('max_autotune')):>9s} "
                 f"{_fmt(m('reduce_overhead')):>9s} {_fmt(m('eager')):>9s}")
+        if r.get("rewrites"):
+            line += f"  ({', '.join(r['rewrites'])})"
         if r.get("status") != "ok":
             line += f"  [{r.get('status')}: {str(r.get('error', ''))[:60]}]"
         elif ts.get("status") == "error":

@@ -79,6 +79,38 @@ def test_summary_geomean_and_incorrect_installs():
     assert s["min_speedup_tilesmith"] == pytest.approx(1.0)
 
 
+def test_summary_and_table_name_the_installed_rewrites():
+    bench = load_bench()
+
+    def rec(name, ts, rewrites):
+        return bench._derive({"problem": name, "status": "ok", "columns": {
+            "inductor": {"status": "ok", "ms": 1.0},
+            "tilesmith": {"status": "ok", "ms": ts, "installed": bool(rewrites), "correct": True,
+                          "graphs": [{"rewrites": list(r)} for r in rewrites]}}})
+
+    records = [rec("a", 0.5, [("cuda_graph",), ("autotune", "cuda_graph")]),
+               rec("b", 0.8, [("autotune",)]), rec("c", 1.0, [])]
+    assert records[0]["rewrites"] == ["autotune", "cuda_graph"] and records[2]["rewrites"] == []
+    s = bench.summarize(records)
+    assert s["installed_by_rewrite"] == {"autotune": ["a", "b"], "cuda_graph": ["a"]}
+    import io
+
+    out = io.StringIO()
+    bench.print_table(records, s, out)
+    lines = out.getvalue().splitlines()
+    assert lines[2].endswith("(autotune, cuda_graph)") and lines[3].endswith("(autotune)")
+    assert not lines[4].endswith(")")
+
+
+def test_rewrite_kinds_reads_the_search_agents_banners():
+    from tilesmith import _install
+
+    assert _install.rewrite_kinds("def call(args):\n    pass\n") == ("model",)
+    text = ("# ---- tilesmith-search: wider autotuning (helper v1) ----\n"
+            "# ---- tilesmith-search: CUDA graph replay of call() (runtime v2) ----\n")
+    assert _install.rewrite_kinds(text) == ("autotune", "cuda_graph")
+
+
 TINY = '''
 import torch
 import torch.nn as nn
