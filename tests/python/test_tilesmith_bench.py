@@ -149,6 +149,23 @@ def get_init_inputs():
 '''
 
 
+def test_interleaved_timing_rotates_the_columns_in_blocks():
+    bench = load_bench()
+    calls = []
+    steps = {c: (lambda c=c: calls.append(c)) for c in ("inductor", "tilesmith", "max_autotune")}
+    out = bench._time_interleaved(steps, torch.device("cpu"), min_runs=12, max_runs=12,
+                                  target_s=0.0, rounds=3)
+    assert {c: out[c]["runs"] for c in steps} == {c: 12 for c in steps}
+    # After each column's own warm-up and sizing (8 calls), blocks of 2 re-warm + 4 timed
+    # calls, the first column of each round moving on by one.
+    blocks = calls[3 * 8:]
+    firsts = [blocks[i] for i in range(0, len(blocks), 6)]
+    assert firsts == ["inductor", "tilesmith", "max_autotune",
+                      "tilesmith", "max_autotune", "inductor",
+                      "max_autotune", "inductor", "tilesmith"]
+    assert all(len(set(blocks[i:i + 6])) == 1 for i in range(0, len(blocks), 6))
+
+
 def test_runner_isolates_failures_and_keeps_going(tmp_path):
     probs = tmp_path / "problems"
     probs.mkdir()
@@ -167,6 +184,10 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
     assert recs["a_tiny"]["status"] == "ok"
     assert recs["a_tiny"]["columns"]["eager"]["status"] == "ok"
     assert recs["a_tiny"]["columns"]["eager"]["ms"] > 0
+    if recs["a_tiny"]["columns"]["tilesmith"]["status"] == "ok":  # both alive: timed together
+        for c in ("eager", "tilesmith"):
+            e = recs["a_tiny"]["columns"][c]
+            assert e["timing"] == "interleaved" and e["ms_sequential"] > 0 and e["rounds"] == 6
     # tilesmith either ran or said why it could not (never took the problem down with it)
     assert recs["a_tiny"]["columns"]["tilesmith"]["status"] in ("ok", "error")
     assert recs["b_broken"]["status"] == "error" and "broken on purpose" in recs["b_broken"]["error"]
