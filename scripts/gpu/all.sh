@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device command for several GPU tiers, each under its own time limit so one slow phase
 # cannot take the others' results with it. Logs per phase under $OUT/logs, packed into
-# $OUT/logs.tgz (the device returns at most 8 files).
+# $OUT/logs.tgz (the device returns at most 8 files), Inductor's caches as $OUT/inductor-cache.tgz
+# (copy it to .gpu/ here so the next run starts warm).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: kernels tileops tileops_bench gate
 #                                                tilesmith bench_quick search_check
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
@@ -13,6 +14,13 @@ logs=$OUT/logs
 mkdir -p "$logs"
 source scripts/gpu/env.sh
 export TILESMITH_CACHE_DIR=/tmp/ts-cache TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache
+# Inductor's FX-graph and AOTAutograd caches from earlier device runs (the previous run's
+# $OUT/inductor-cache.tgz, kept here as .gpu/inductor-cache.tgz): compiled wrapper code only, so
+# what any column runs and how it is timed is unchanged; first calls get shorter, max-autotune's
+# most (a hit skips its GEMM autotuning). Tilesmith's own cache is not carried.
+if [ -f .gpu/inductor-cache.tgz ]; then
+  mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && tar xzf .gpu/inductor-cache.tgz -C "$TORCHINDUCTOR_CACHE_DIR"
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$logs/gpu.txt"
 run_phase() {
   local name=$1 limit=$2 t0=$SECONDS
@@ -33,3 +41,9 @@ run_phase() {
 for spec in "$@"; do run_phase "${spec%%:*}" "${spec##*:}"; done
 tar czf "$OUT/logs.tgz" -C "$OUT" logs
 cp "$logs/summary.txt" "$OUT/summary.txt"
+rm -rf "$logs"  # inside logs.tgz now; the device returns at most 8 files
+dirs=$(cd "$TORCHINDUCTOR_CACHE_DIR" 2>/dev/null && ls -d fxgraph aotautograd 2>/dev/null)
+if [ -n "$dirs" ]; then
+  tar czf "$OUT/inductor-cache.tgz" -C "$TORCHINDUCTOR_CACHE_DIR" $dirs
+  [ "$(stat -c %s "$OUT/inductor-cache.tgz")" -lt 16000000 ] || rm -f "$OUT/inductor-cache.tgz"
+fi

@@ -5,13 +5,14 @@
 # The first call runs the original (Triton autotuning, lazy module loads and library handles
 # warm up there). Later calls replay a CUDA graph of the launch sequence, captured on a private
 # side stream after one more warm-up there:
-#   inputs:  an input the graph never writes and whose address this call was already seen at
-#            (a parameter, a reused buffer) is read in place; the graph is used only while it
-#            is at that address again. Every other tensor input is copied into a private buffer
-#            before the replay, and one the original writes (a donated buffer) is copied back
-#            after it. A few graphs are kept (most recently used first, one memory pool), so
-#            inputs rotating over a few addresses are read in place too; a graph that copies
-#            every input serves the rest.
+#   inputs:  an input the graph never writes and that is stable (at an address it had in one of
+#            its last 3 calls, and at no more than 3 addresses over its last 8: a parameter, a
+#            reused buffer, a few buffers in rotation) is read in place; the graph is used only while it is at that address again. Every other tensor
+#            input is copied into a private buffer before the replay, and one the original writes
+#            (a donated buffer) is copied back after it. A few graphs are kept (most recently
+#            used first, one memory pool); each call replays the one reading the most inputs in
+#            place, and captures a new one only when an input it copies has become stable, so
+#            addresses that never repeat cost a copy, not a capture per call.
 #   outputs: fresh tensors every call: the graph's output storages are copied out of its pool
 #            in one batched copy per dtype and the outputs rebuilt with their sizes, strides,
 #            offsets and mutual aliasing; a returned input is this call's very input object, and
@@ -20,7 +21,9 @@
 # original instead, so behaviour never changes, only launch overhead.
 class _TsGraphedCall:
     MAX_GRAPHS = 6  # kept at once (least recently used dropped)
-    MAX_CAPTURES = 32  # over the module's life; then only the graphs it has
+    MAX_CAPTURES = 16  # over the module's life; then only the graphs it has
+    RECENT = 8  # addresses remembered per input (its last calls)
+    ROTATION = 3  # stable: at most this many distinct addresses among them, this one recent
 
     def __init__(self, written_inputs=(), graph_factory=None, stream_factory=None,
                  device_type="cuda"):
@@ -29,7 +32,7 @@ class _TsGraphedCall:
         self.disabled = None  # why the graph path is off for good
         self.key = None  # the input signature (everything but addresses) of the first call
         self.device = None
-        self.seen = None  # per input: {address: times seen}
+        self.recent = None  # per input: its addresses in the last RECENT calls
         self.graphs = []  # replay plans, most recently used first
         self.pool = None  # the memory pool the graphs share
         self.captures = 0
@@ -72,39 +75,42 @@ class _TsGraphedCall:
                 self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
                 return eager(args)
             self.key, self.device = key, device
-            self.seen = [{} for _ in args]
+            self.recent = [[] for _ in args]
             self._remember(ptrs)
             return eager(args)
         if torch.cuda.is_current_stream_capturing():
             return eager(args)  # inside the caller's own capture: run as written
-        graphs = self.graphs
-        generic = None  # the graph that copies every input, if it fits this call
-        counted = ()  # inputs whose address this call has already counted
-        for k, g in enumerate(graphs):
-            if self._matches(g, args):
-                if g["inplace"]:
-                    if k:
-                        graphs.insert(0, graphs.pop(k))
-                    if not g["watch"] or not self._settled(g["watch"], args):
-                        return self._replay(g, args)
-                    counted = g["watch"]  # a copied input settled: read it in place from now
-                else:
-                    generic = g
-                break
-        if generic is not None and self.captures >= self.MAX_CAPTURES:
-            return self._replay(generic, args)
-        # Which inputs are at an address seen before: those a new graph reads in place.
         key, ptrs, device = self._signature(args)
         if key != self.key:
             return eager(args)  # another signature (a scalar, a dtype): not these graphs' call
-        stable = [None] * len(args)
+        # Stable: never written, at an address it had in one of its last ROTATION calls, and over
+        # its last RECENT calls at no more than ROTATION addresses (a parameter, a buffer reused
+        # each step, a few in rotation); an input at ever new or scattered addresses is copied.
+        stable = [None] * len(ptrs)
         for i, p in enumerate(ptrs):
-            if p is not None and i not in self.written and self.seen[i].get(p, 0) > (i in counted):
+            recent = self.recent[i]
+            if (p is not None and i not in self.written and p in recent[-self.ROTATION:]
+                    and len(set(recent)) <= self.ROTATION):
                 stable[i] = p
-        self._remember(ptrs, skip=counted)
-        if generic is not None and all(p is None for p in stable):
-            return self._replay(generic, args)
-        if self.captures >= self.MAX_CAPTURES:
+        self._remember(ptrs)
+        # The first graph (most recently used first) that fits this call and copies no stable
+        # input; failing that, the fitting one that reads most inputs in place.
+        best, settled = None, False
+        for g in self.graphs:
+            if not self._matches(g, args):
+                continue
+            if not any(stable[i] is not None for i in g["copied"]):
+                best, settled = g, True
+                break
+            if best is None or len(g["inplace"]) > len(best["inplace"]):
+                best = g
+        if best is not None:
+            if best is not self.graphs[0]:
+                self.graphs.remove(best)
+                self.graphs.insert(0, best)
+            if settled or self.captures >= self.MAX_CAPTURES:
+                return self._replay(best, args)
+        elif self.captures >= self.MAX_CAPTURES:
             return eager(args)
         try:
             g = self._capture(eager, args, ptrs, stable, device)
@@ -113,31 +119,15 @@ class _TsGraphedCall:
             self.disabled = f"capture failed: {type(e).__name__}: {e}"
             return eager(args)
         self.captures += 1
-        graphs.insert(0, g)
-        del graphs[self.MAX_GRAPHS:]
+        self.graphs.insert(0, g)
+        del self.graphs[self.MAX_GRAPHS:]
         return self._replay(g, args)
 
-    def _settled(self, watch, args):
-        """Counts the addresses of a graph's copied inputs; True once one was seen 3 times."""
-        if self.captures >= self.MAX_CAPTURES:
-            return False
-        settled = False
-        for i in watch:
-            p = args[i].data_ptr()
-            seen = self.seen[i]
-            if len(seen) > 32:
-                seen.clear()
-            c = seen[p] = seen.get(p, 0) + 1
-            settled = settled or c >= 3
-        return settled
-
-    def _remember(self, ptrs, skip=()):
-        for i, p in enumerate(ptrs):
-            if p is not None and i not in skip:
-                seen = self.seen[i]
-                if len(seen) > 32:
-                    seen.clear()
-                seen[p] = seen.get(p, 0) + 1
+    def _remember(self, ptrs):
+        for recent, p in zip(self.recent, ptrs):
+            recent.append(p)
+            if len(recent) > self.RECENT:
+                del recent[0]
 
     @staticmethod
     def _matches(g, args):
@@ -239,7 +229,6 @@ class _TsGraphedCall:
             "copied_dtypes": tuple((i, static[i].dtype) for i in copied),
             "written": tuple(i for i in copied if i in self.written),
             "inplace_checks": tuple((i, p, static[i].dtype) for i, p in inplace),
-            "watch": tuple(i for i in copied if i not in self.written),
             "static": static,
             "pools": tuple(pools),
             "pool_groups": tuple((tuple(gs), tuple(pools[g][0] for g in gs)) for gs in groups.values()),
