@@ -65,24 +65,13 @@ cudaError_t silu_and_mul_launch(const SiluAndMulArgs& a, cudaStream_t stream) {
 
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    auto run = [&](auto cfg) {
+    return dispatch_config<kNumSiluConfigs>(config, [&](auto cfg) {
       if (vectorized)
         launch_silu_and_mul<T, 16 / sizeof(T), cfg.value>(a, nvec, num_sms, stream);
       else
         launch_silu_and_mul<T, 1, cfg.value>(a, nvec, num_sms, stream);
       return cudaSuccess;
-    };
-    switch (config) {
-      case 0:
-        return run(std::integral_constant<int, 0>{});
-      case 1:
-        return run(std::integral_constant<int, 1>{});
-      case 2:
-        return run(std::integral_constant<int, 2>{});
-      case 3:
-        return run(std::integral_constant<int, 3>{});
-    }
-    return cudaErrorInvalidValue;
+    });
   });
   if (err != cudaSuccess) return err;
   return cudaGetLastError();

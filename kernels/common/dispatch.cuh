@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <type_traits>
+#include <utility>
 
 #include "common/dtype.hpp"
 #include "common/row_config.hpp"
@@ -25,29 +26,22 @@ cudaError_t dispatch_dtype(DType dtype, F&& f) {
   return cudaErrorInvalidValue;
 }
 
-/// Calls f(std::integral_constant<int, I>{}) for config index I in [0, kNumRowConfigs).
+/// Calls f(std::integral_constant<int, I>{}) for config index I = config in [0, kN): one
+/// instantiation per config, chosen at run time.
+template <int kN, class F>
+cudaError_t dispatch_config(int config, F&& f) {
+  cudaError_t err = cudaErrorInvalidValue;
+  [&]<int... kI>(std::integer_sequence<int, kI...>) {
+    ((config == kI ? (err = f(std::integral_constant<int, kI>{}), true) : false) || ...);
+  }
+  (std::make_integer_sequence<int, kN>{});
+  return err;
+}
+
+/// dispatch_config over the shared row configs (kRowConfigs).
 template <class F>
 cudaError_t dispatch_row_config(int config, F&& f) {
-  static_assert(kNumRowConfigs == 8, "add a case below for every entry of kRowConfigs");
-  switch (config) {
-    case 0:
-      return f(std::integral_constant<int, 0>{});
-    case 1:
-      return f(std::integral_constant<int, 1>{});
-    case 2:
-      return f(std::integral_constant<int, 2>{});
-    case 3:
-      return f(std::integral_constant<int, 3>{});
-    case 4:
-      return f(std::integral_constant<int, 4>{});
-    case 5:
-      return f(std::integral_constant<int, 5>{});
-    case 6:
-      return f(std::integral_constant<int, 6>{});
-    case 7:
-      return f(std::integral_constant<int, 7>{});
-  }
-  return cudaErrorInvalidValue;
+  return dispatch_config<kNumRowConfigs>(config, static_cast<F&&>(f));
 }
 
 /// Multiprocessor count of the current device (0 if it cannot be read).

@@ -139,5 +139,47 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Warp-per-token variant: warp w of the block rotates token blockIdx.x * kWarps + w, lane l
+// owns items l, l + 32, l + 64, ... of it. The position and the x loads of kUnroll items are
+// issued before any math (2 * kUnroll 16-byte loads in flight per lane, where the per-token grid
+// keeps two), and when 32 is a multiple of the vectors per head a lane keeps one d for all its
+// heads, so its cos/sin stay in L1. Rotation only, like the flattened kernel.
+template <class T, int kVec, int kWarps, int kUnroll>
+__global__ void __launch_bounds__(kWarps * 32) rope_warp_kernel(const RopeParams<T> p) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const std::int64_t token = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  if (token >= p.tokens) return;
+  const std::int64_t half = p.rotary_dim / 2;
+  // 32-bit item arithmetic: the launcher bounds items per token far below 2^31.
+  const int vecs_per_head = static_cast<int>(half / kVec);
+  const int items = static_cast<int>(p.q_heads + (p.k ? p.k_heads : 0)) * vecs_per_head;
+  const std::int64_t pos = p.positions[token];
+  for (int first = lane; first < items; first += 32 * kUnroll) {
+    Vec<T, kVec> x1[kUnroll], x2[kUnroll];
+    std::int64_t off[kUnroll];
+    int d[kUnroll];
+    bool is_q[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int item = first + 32 * u;
+      if (item >= items) continue;
+      const int head = item / vecs_per_head;
+      d[u] = (item - head * vecs_per_head) * kVec;
+      off[u] = item_offset(p, token, head, &is_q[u]) + d[u];
+      const T* in = (is_q[u] ? p.q : p.k) + off[u];
+      x1[u] = load_vec<T, kVec>(in);
+      x2[u] = load_vec<T, kVec>(in + half);
+    }
+    const bool valid = pos >= 0 && pos < p.max_position;
+    const std::int64_t row = valid ? pos * p.cache_row_stride : 0;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (first + 32 * u >= items) continue;
+      rotate_vec<T, kVec>(x1[u], x2[u], p.cos + row + d[u], p.sin + row + d[u], valid,
+                          (is_q[u] ? p.q_out : p.k_out) + off[u], half);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ts::kernels

@@ -107,11 +107,22 @@ def _baselines(op_name: str, tensors, params, with_compile: bool):
     return out
 
 
+def copy_bandwidth(timer, nbytes: int = 2 << 30) -> float:
+    """TB/s of a device-to-device copy of `nbytes` (read and write counted), timed like the rows:
+    the bandwidth a memory-bound op can actually reach on this GPU, measured in the same run."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    t = timer(lambda: dst.copy_(src))
+    del src, dst
+    return 2 * nbytes / (t["median_us"] * 1e-6) / 1e12
+
+
 def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str | None,
              label: str | None, first_only: bool, log, tuned: bool = False,
-             device: str = "cuda") -> list[dict]:
+             device: str = "cuda", copy_tbps: float | None = None) -> list[dict]:
     """One row per workload call of `op_name`: every implementation checked against torch, then
-    timed by `timer` (a callable taking a zero-argument function, returning its statistics)."""
+    timed by `timer` (a callable taking a zero-argument function, returning its statistics).
+    With `copy_tbps` (copy_bandwidth()) each timing also gets its percent of that bandwidth."""
     registry.load_builtin_ops()
     spec = manifest.op(op_name)
     cls = registry.get(op_name)
@@ -158,14 +169,14 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
                     row["impls"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
-        _summarize(row)
+        _summarize(row, copy_tbps)
         log(format_row(row))
         if first_only:
             break
     return rows
 
 
-def _summarize(row: dict) -> None:
+def _summarize(row: dict, copy_tbps: float | None = None) -> None:
     for name, r in row["impls"].items():
         if "median_us" not in r:
             continue
@@ -173,6 +184,8 @@ def _summarize(row: dict) -> None:
         r["tflops"] = row["flops"] / s / 1e12
         r["tbps"] = row["bytes"] / s / 1e12
         r["pct_roofline"] = 100.0 * row["sol_us"] / r["median_us"]
+        if copy_tbps:
+            r["pct_of_copy"] = 100.0 * r["tbps"] / copy_tbps
     ours = row["impls"].get("tileops", {})
     others = {n: r for n, r in row["impls"].items() if n != "tileops" and "median_us" in r}
     if others:
@@ -183,7 +196,8 @@ def _summarize(row: dict) -> None:
 
 
 HEADER = (f"{'op':<24} {'workload':<26} {'dtypes':<12} {'us (p10-p90)':>22} {'TFLOP/s':>8} "
-          f"{'TB/s':>6} {'%roof':>6}  {'strongest baseline':<22} {'us':>9} {'ratio':>6}  check")
+          f"{'TB/s':>6} {'%roof':>6} {'%copy':>6}  {'strongest baseline':<22} {'us':>9} "
+          f"{'ratio':>6}  check")
 
 
 def format_row(row: dict) -> str:
@@ -196,8 +210,9 @@ def format_row(row: dict) -> str:
     best = row.get("best_baseline", "-")
     best_us = row["impls"][best]["median_us"] if best in row["impls"] else float("nan")
     ratio = row.get("ratio_vs_best", float("nan"))
+    copy = f"{ours['pct_of_copy']:.1f}%" if "pct_of_copy" in ours else "-"
     return (f"{head} {spread:>22} {ours['tflops']:>8.1f} {ours['tbps']:>6.2f} "
-            f"{ours['pct_roofline']:>5.1f}%  {best:<22} {best_us:>9.1f} {ratio:>5.2f}x  "
+            f"{ours['pct_roofline']:>5.1f}% {copy:>6}  {best:<22} {best_us:>9.1f} {ratio:>5.2f}x  "
             f"{row.get('check', '-')}")
 
 
@@ -296,15 +311,19 @@ def run(args) -> int:
     runs = max(args.runs, 50)
     timer = _Timer(runs)
     device = torch.cuda.get_device_name()
+    copy_tbps = copy_bandwidth(timer)
     print(f"tileops bench on {device}; roofline profile {args.profile}; "
           f"{'tuned configs' if getattr(args, 'tune', False) else 'default configs'}; "
-          f"{METHOD.format(runs=runs)}")
+          f"{METHOD.format(runs=runs)}; %copy: of a 2 GiB device copy, {copy_tbps:.2f} TB/s "
+          "in this run")
     print(HEADER)
     rows = []
     for name in ops:
         rows += bench_op(name, timer, args.profile, not args.no_compile, args.dtype, args.label,
-                         args.quick, lambda s: print(s, flush=True), getattr(args, "tune", False))
+                         args.quick, lambda s: print(s, flush=True), getattr(args, "tune", False),
+                         copy_tbps=copy_tbps)
     report = {"device": device, "torch": torch.__version__, "profile": args.profile,
+              "copy_tbps": copy_tbps,
               "tuned": bool(getattr(args, "tune", False)),
               "method": METHOD.format(runs=runs), "rows": rows}
     if args.json:

@@ -9,7 +9,7 @@ import pytest
 from tileops import bench, manifest
 
 
-def _row(op_name, impls):
+def _row(op_name, impls, copy_tbps=None):
     spec = manifest.op(op_name)
     w = spec.workloads()[0]
     roof = spec.roofline(w["bound"], "h200")
@@ -19,7 +19,7 @@ def _row(op_name, impls):
            "bandwidth": roof["bandwidth"], "check": "ok",
            "impls": {k: {"median_us": v, "p10_us": v * 0.98, "p90_us": v * 1.03, "runs": 50}
                      for k, v in impls.items()}}
-    bench._summarize(row)
+    bench._summarize(row, copy_tbps)
     return row
 
 
@@ -32,6 +32,14 @@ def test_summary_names_the_strongest_baseline_and_the_ratio():
     assert ours["pct_roofline"] == pytest.approx(100 * row["sol_us"] / 20.0)
     line = bench.format_row(row)
     assert "torch.compile" in line and "1.25x" in line and "20.0 (19.6-20.6)" in line
+    assert "pct_of_copy" not in ours  # no copy bandwidth measured: no column value
+
+
+def test_percent_of_the_measured_copy_bandwidth():
+    row = _row("RMSNormFwdOp", {"tileops": 20.0, "torch eager": 40.0}, copy_tbps=4.0)
+    ours = row["impls"]["tileops"]
+    assert ours["pct_of_copy"] == pytest.approx(100 * ours["tbps"] / 4.0)
+    assert f"{ours['pct_of_copy']:.1f}%" in bench.format_row(row)
 
 
 def test_plot_is_written(tmp_path):
