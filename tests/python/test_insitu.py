@@ -69,3 +69,40 @@ def test_pairs_from_env_rejects_bad_values(monkeypatch, raw):
     monkeypatch.setenv("TILESMITH_INSITU_PAIRS", raw)
     with pytest.raises(ValueError, match="TILESMITH_INSITU_PAIRS"):
         _insitu.pairs_from_env("cuda")
+
+
+class _LaggingEvent:
+    """A CUDA event stand-in for a GPU that runs `LAG` events behind the host: query() is true
+    only once LAG later events were recorded, as when the host keeps the queue full."""
+    LAG = 4
+    recorded: list = []
+
+    def __init__(self, enable_timing=True):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+        self.recorded.append(self)
+
+    def query(self):
+        return len(self.recorded) - self.recorded.index(self) > self.LAG
+
+    def elapsed_time(self, end):
+        return (end.t - self.t) * 1000.0
+
+
+def test_decides_while_the_gpu_stays_behind_the_host(monkeypatch):
+    monkeypatch.setattr(_insitu.torch.cuda, "Event", _LaggingEvent)
+    monkeypatch.setattr(_insitu.torch.cuda, "is_current_stream_capturing", lambda: False)
+    _LaggingEvent.recorded = []
+    calls, verdicts = [], []
+    check = _insitu.InPlaceCheck(_sleeper(1.0, calls), _sleeper(4.0, calls), "cpu", 6,
+                                 verdicts.append)
+    check.cuda = True  # time with the (lagging) events, as on a GPU
+    for i in range(2 * (6 + _insitu.WARMUP_PAIRS) + 8):
+        check([i])
+        if check.done:
+            break
+    # Events are always in flight here; the check still decides, on the pairs complete so far.
+    assert check.done and len(verdicts) == 1
+    assert verdicts[0].n == 6 and verdicts[0].ratio > 1.0
