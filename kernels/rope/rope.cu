@@ -9,21 +9,20 @@ namespace {
 
 // Configs 0-2: one CTA row per token (grid tokens x item chunks) of 64/128/256 threads.
 // Configs 3-4: the flattened kernel, 256 threads, 2 or 4 items per thread.
-// Configs 5-6: the warp-per-token kernel, 4 warps per CTA, 4 or 8 items per lane in flight.
-enum class RopeKernel { per_token, flat, warp };
+enum class RopeKernel { per_token, flat };
 struct RopeConfig {
   RopeKernel kernel;
   int threads;
   int unroll;
 };
-constexpr RopeConfig kRopeConfigs[] = {
-    {RopeKernel::per_token, 64, 1},  {RopeKernel::per_token, 128, 1},
-    {RopeKernel::per_token, 256, 1}, {RopeKernel::flat, 256, 2},
-    {RopeKernel::flat, 256, 4},      {RopeKernel::warp, 128, 4},
-    {RopeKernel::warp, 128, 8}};
+constexpr RopeConfig kRopeConfigs[] = {{RopeKernel::per_token, 64, 1},
+                                       {RopeKernel::per_token, 128, 1},
+                                       {RopeKernel::per_token, 256, 1},
+                                       {RopeKernel::flat, 256, 2},
+                                       {RopeKernel::flat, 256, 4}};
 constexpr int kNumRopeConfigs = sizeof(kRopeConfigs) / sizeof(kRopeConfigs[0]);
 
-template <class T, int kVec, int kConfig>
+template <class T, int kVec, int kConfig, bool kVecCs>
 void launch_rope(const RopeArgs& a, std::int64_t rotary_dim, std::int64_t cache_row_stride,
                  cudaStream_t stream) {
   const RopeParams<T> p{static_cast<const T*>(a.q),
@@ -51,15 +50,11 @@ void launch_rope(const RopeArgs& a, std::int64_t rotary_dim, std::int64_t cache_
     const std::int64_t total = items * a.tokens;
     const std::int64_t blocks = (total + c.threads * c.unroll - 1) / (c.threads * c.unroll);
     if (blocks > 0)
-      rope_flat_kernel<T, kVec, c.threads, c.unroll>
+      rope_flat_kernel<T, kVec, c.threads, c.unroll, kVecCs>
           <<<static_cast<unsigned>(blocks), c.threads, 0, stream>>>(p, items, total);
-  } else if constexpr (c.kernel == RopeKernel::warp) {
-    constexpr int warps = c.threads / 32;
-    rope_warp_kernel<T, kVec, warps, c.unroll>
-        <<<static_cast<unsigned>((a.tokens + warps - 1) / warps), c.threads, 0, stream>>>(p);
   } else {
     const std::int64_t chunks = items > 0 ? (items + c.threads - 1) / c.threads : 1;
-    rope_kernel<T, kVec, c.threads>
+    rope_kernel<T, kVec, c.threads, kVecCs>
         <<<dim3(static_cast<unsigned>(a.tokens), static_cast<unsigned>(chunks)), c.threads, 0,
            stream>>>(p);
   }
@@ -97,6 +92,8 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
   const bool vectorized = (rotary_dim / 2) % vec == 0 && is_aligned16(a.q) &&
                           is_aligned16(a.q_out) && aligned_elems(a.q_token_stride, vec) &&
                           aligned_elems(a.q_head_stride, vec) && k_ok;
+  // cos/sin as LDG.128s: every row start and sin's offset from cos on 4 floats.
+  const bool vector_cs = is_aligned16(a.cos) && is_aligned16(a.sin) && cache_row_stride % 4 == 0;
   const std::int64_t heads = a.q_heads + (a.k ? a.k_heads : 0);
   const std::int64_t items = heads * (rotary_dim / 2 / (vectorized ? vec : 1));
   if ((items + 63) / 64 > 65535) return cudaErrorInvalidValue;  // grid.y limit
@@ -106,11 +103,11 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
       rotary_dim < a.head_dim && !(a.q_out == a.q && (!a.k || a.k_out == a.k));
   int config = a.config;
   if (config < 0)
-    // The flattened configs stay opt-in (request_tune): on the H200 the default 8192-token bf16
-    // row measured 69.5 us with config 4 in `tileops bench`, against 53.3 us for config 1 in the
-    // earlier standalone bench, so the per-token kernel stays the default until both are timed in
-    // one run.
-    config = items <= 64 || a.tokens < 2 * current_sm_count() ? 0 : 1;
+    // 64-thread CTAs fit the common item counts per token exactly ((Hq + Hk) * 8 for head dim 128
+    // in 16 bits: 320 for Llama-3-8B, 576 for 70B), where 128 threads leave a CTA half empty: on
+    // the H200, Llama-3-8B prefill (8192 tokens, bf16, in place) ran 49.5 us with config 0 and
+    // 50.4 with config 1; the flattened configs 52.4 and 68.9 (scripts/gpu/rope_probe.py).
+    config = 0;
   if (kRopeConfigs[config].kernel != RopeKernel::per_token && copies_pass_through)
     return cudaErrorInvalidValue;
   if ((items + kRopeConfigs[config].threads - 1) / kRopeConfigs[config].threads > 65535)
@@ -119,10 +116,17 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     return dispatch_config<kNumRopeConfigs>(config, [&](auto c) {
-      if (vectorized)
-        launch_rope<T, 16 / sizeof(T), c.value>(a, rotary_dim, cache_row_stride, stream);
-      else
-        launch_rope<T, 1, c.value>(a, rotary_dim, cache_row_stride, stream);
+      constexpr int kVec = 16 / sizeof(T);
+      if (!vectorized)
+        launch_rope<T, 1, c.value, false>(a, rotary_dim, cache_row_stride, stream);
+      else if constexpr (kVec % 4 == 0) {
+        if (vector_cs)
+          launch_rope<T, kVec, c.value, true>(a, rotary_dim, cache_row_stride, stream);
+        else
+          launch_rope<T, kVec, c.value, false>(a, rotary_dim, cache_row_stride, stream);
+      } else {
+        launch_rope<T, kVec, c.value, false>(a, rotary_dim, cache_row_stride, stream);
+      }
       return cudaSuccess;
     });
   });

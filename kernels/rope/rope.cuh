@@ -26,19 +26,38 @@ struct RopeParams {
   std::int64_t max_position, cache_row_stride;
 };
 
+// kVec cos (or sin) values at p: LDG.128s when kVecCs (p 16-byte aligned), else scalar loads.
+// On the H200 the 16 scalar loads per item of the bf16 path were most of its load instructions.
+template <int kVec, bool kVecCs>
+__device__ __forceinline__ void load_cs(const float* p, float (&out)[kVec]) {
+  if constexpr (kVecCs) {
+    static_assert(kVec % 4 == 0);
+#pragma unroll
+    for (int e = 0; e < kVec; e += 4) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(p + e));
+      out[e] = v.x, out[e + 1] = v.y, out[e + 2] = v.z, out[e + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) out[e] = __ldg(p + e);
+  }
+}
+
 // One rotation vector: kVec dims of the first rotary half at `d` and the same dims of the second.
-template <class T, int kVec>
+template <class T, int kVec, bool kVecCs>
 __device__ __forceinline__ void rotate_vec(const Vec<T, kVec>& x1, const Vec<T, kVec>& x2,
                                            const float* cos, const float* sin, bool valid, T* out,
                                            std::int64_t half) {
   Vec<T, kVec> o1, o2;
   if (valid) {
+    float c[kVec], s[kVec];
+    load_cs<kVec, kVecCs>(cos, c);
+    load_cs<kVec, kVecCs>(sin, s);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
-      const float c = __ldg(cos + e), s = __ldg(sin + e);
       const float a = to_float(x1.v[e]), b = to_float(x2.v[e]);
-      o1.v[e] = from_float<T>(a * c - b * s);
-      o2.v[e] = from_float<T>(b * c + a * s);
+      o1.v[e] = from_float<T>(a * c[e] - b * s[e]);
+      o2.v[e] = from_float<T>(b * c[e] + a * s[e]);
     }
   } else {
     o1 = x1;
@@ -57,7 +76,7 @@ __device__ __forceinline__ std::int64_t item_offset(const RopeParams<T>& p, std:
                : token * p.k_token_stride + (head - p.q_heads) * p.k_head_stride;
 }
 
-template <class T, int kVec, int kThreads>
+template <class T, int kVec, int kThreads, bool kVecCs>
 __global__ void __launch_bounds__(kThreads) rope_kernel(const RopeParams<T> p) {
   const std::int64_t token = blockIdx.x;
   const std::int64_t half = p.rotary_dim / 2;
@@ -76,8 +95,8 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(const RopeParams<T> p) {
     const T* in = (is_q ? p.q : p.k) + off;
     T* out = (is_q ? p.q_out : p.k_out) + off;
     const std::int64_t row = valid ? pos * p.cache_row_stride + d : 0;
-    rotate_vec<T, kVec>(load_vec<T, kVec>(in), load_vec<T, kVec>(in + half), p.cos + row,
-                        p.sin + row, valid, out, half);
+    rotate_vec<T, kVec, kVecCs>(load_vec<T, kVec>(in), load_vec<T, kVec>(in + half), p.cos + row,
+                                p.sin + row, valid, out, half);
   }
 
   // Out of place: copy the pass-through dims [rotary_dim, head_dim) of every head.
@@ -104,7 +123,7 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(const RopeParams<T> p) {
 // keeps 2 * kUnroll 16-byte loads in flight (the per-token grid above keeps only two, which
 // leaves HBM under-subscribed). Rotation only: out of place with pass-through dims uses the
 // per-token kernel.
-template <class T, int kVec, int kThreads, int kUnroll>
+template <class T, int kVec, int kThreads, int kUnroll, bool kVecCs>
 __global__ void __launch_bounds__(kThreads)
     rope_flat_kernel(const RopeParams<T> p, std::int64_t items_per_token, std::int64_t total) {
   const std::int64_t half = p.rotary_dim / 2;
@@ -134,50 +153,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int u = 0; u < kUnroll; ++u) {
     const std::int64_t g = base + static_cast<std::int64_t>(u) * kThreads;
     if (g >= total) continue;
-    rotate_vec<T, kVec>(x1[u], x2[u], p.cos + row[u], p.sin + row[u], valid[u],
-                        (is_q[u] ? p.q_out : p.k_out) + off[u], half);
-  }
-}
-
-// Warp-per-token variant: warp w of the block rotates token blockIdx.x * kWarps + w, lane l
-// owns items l, l + 32, l + 64, ... of it. The position and the x loads of kUnroll items are
-// issued before any math (2 * kUnroll 16-byte loads in flight per lane, where the per-token grid
-// keeps two), and when 32 is a multiple of the vectors per head a lane keeps one d for all its
-// heads, so its cos/sin stay in L1. Rotation only, like the flattened kernel.
-template <class T, int kVec, int kWarps, int kUnroll>
-__global__ void __launch_bounds__(kWarps * 32) rope_warp_kernel(const RopeParams<T> p) {
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const std::int64_t token = static_cast<std::int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
-  if (token >= p.tokens) return;
-  const std::int64_t half = p.rotary_dim / 2;
-  // 32-bit item arithmetic: the launcher bounds items per token far below 2^31.
-  const int vecs_per_head = static_cast<int>(half / kVec);
-  const int items = static_cast<int>(p.q_heads + (p.k ? p.k_heads : 0)) * vecs_per_head;
-  const std::int64_t pos = p.positions[token];
-  for (int first = lane; first < items; first += 32 * kUnroll) {
-    Vec<T, kVec> x1[kUnroll], x2[kUnroll];
-    std::int64_t off[kUnroll];
-    int d[kUnroll];
-    bool is_q[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int item = first + 32 * u;
-      if (item >= items) continue;
-      const int head = item / vecs_per_head;
-      d[u] = (item - head * vecs_per_head) * kVec;
-      off[u] = item_offset(p, token, head, &is_q[u]) + d[u];
-      const T* in = (is_q[u] ? p.q : p.k) + off[u];
-      x1[u] = load_vec<T, kVec>(in);
-      x2[u] = load_vec<T, kVec>(in + half);
-    }
-    const bool valid = pos >= 0 && pos < p.max_position;
-    const std::int64_t row = valid ? pos * p.cache_row_stride : 0;
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (first + 32 * u >= items) continue;
-      rotate_vec<T, kVec>(x1[u], x2[u], p.cos + row + d[u], p.sin + row + d[u], valid,
-                          (is_q[u] ? p.q_out : p.k_out) + off[u], half);
-    }
+    rotate_vec<T, kVec, kVecCs>(x1[u], x2[u], p.cos + row[u], p.sin + row[u], valid[u],
+                                (is_q[u] ? p.q_out : p.k_out) + off[u], half);
   }
 }
 

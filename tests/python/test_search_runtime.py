@@ -83,10 +83,10 @@ def eager_of(compute):
     return eager
 
 
-def make(written=()):
+def make(written=(), clear_workspaces=lambda: None):
     cls = load_runtime()
     return cls(written_inputs=written, graph_factory=FakeGraph, stream_factory=FakeStream,
-               device_type="cpu")
+               device_type="cpu", clear_workspaces=clear_workspaces)
 
 
 # A training-forward-like graph: a matmul with a parameter, a returned input, a view of an input,
@@ -335,3 +335,28 @@ def test_inputs_at_irregular_recurring_addresses_are_copied_not_recaptured():
     assert runtime.replays >= 44
     assert runtime.captures <= 4  # the weight settles in place; the activation is copied
     assert [i for i, _ in runtime.state["inplace"]] == [0]
+
+
+def test_cublas_workspaces_are_cleared_around_every_capture():
+    # So the workspace a captured matmul uses is allocated in the graph's pool, not in memory
+    # someone else may free (torch's CUDA graphs clear all workspaces around their recordings).
+    events = []
+
+    class RecordingGraph(FakeGraph):
+        def capture_begin(self, pool=None, capture_error_mode=None):
+            events.append("begin")
+            super().capture_begin(pool, capture_error_mode)
+
+        def capture_end(self):
+            events.append("end")
+            super().capture_end()
+
+    cls = load_runtime()
+    runtime = cls(graph_factory=RecordingGraph, stream_factory=FakeStream, device_type="cpu",
+                  clear_workspaces=lambda: events.append("clear"))
+    w, x = torch.randn(16, 8), torch.randn(4, 16)
+    with cpu_cuda_api():
+        for _ in range(4):
+            runtime(eager_of(forward_like), [w, x, 2.0])
+    assert runtime.captures >= 1
+    assert events == ["clear", "begin", "end", "clear"] * runtime.captures

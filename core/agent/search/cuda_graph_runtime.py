@@ -19,6 +19,12 @@
 #            a view of an input is rebuilt on this call's input.
 # Anything else (a CPU tensor, another input signature, an error during capture) runs the
 # original instead, so behaviour never changes, only launch overhead.
+def _ts_clear_cublas_workspaces():
+    clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    if clear is not None and torch.cuda.is_available():
+        clear()
+
+
 class _TsGraphedCall:
     MAX_GRAPHS = 6  # kept at once (least recently used dropped)
     MAX_CAPTURES = 16  # over the module's life; then only the graphs it has
@@ -26,7 +32,7 @@ class _TsGraphedCall:
     ROTATION = 3  # stable: at most this many distinct addresses among them, this one recent
 
     def __init__(self, written_inputs=(), graph_factory=None, stream_factory=None,
-                 device_type="cuda"):
+                 device_type="cuda", clear_workspaces=None):
         self.written = frozenset(written_inputs)
         self.device_type = device_type
         self.disabled = None  # why the graph path is off for good
@@ -39,6 +45,7 @@ class _TsGraphedCall:
         self.replays = 0
         self._graph_factory = graph_factory or torch.cuda.CUDAGraph
         self._stream_factory = stream_factory or torch.cuda.Stream
+        self._clear_workspaces = clear_workspaces or _ts_clear_cublas_workspaces
 
     @property
     def state(self):  # the most recently used graph's plan
@@ -165,6 +172,15 @@ class _TsGraphedCall:
             graph = self._graph_factory()
             with torch.cuda.stream(side):
                 eager(list(static))  # warm-up on the capture stream
+                # cuBLAS keeps one workspace per stream, allocated on first use (here: in the
+                # warm-up, outside the graph's pool) and baked into the captured matmuls. Anyone
+                # may free it later (torch's own CUDA graphs clear every workspace around each
+                # recording), and replays would then write into memory handed to other tensors:
+                # seen on the H200 as an illegal address next to a reduce-overhead graph. Cleared
+                # before capture, the workspace is allocated inside the graph's pool (scratch, as
+                # the graphs sharing it replay one at a time); cleared after, no eager matmul on
+                # this stream can pick that pool memory up.
+                self._clear_workspaces()
                 if self.pool is None:
                     graph.capture_begin(capture_error_mode="thread_local")
                 else:
@@ -173,6 +189,7 @@ class _TsGraphedCall:
                     outs = eager(list(static))
                 finally:
                     graph.capture_end()
+                    self._clear_workspaces()
             current.wait_stream(side)
         if self.pool is None:
             self.pool = graph.pool()
