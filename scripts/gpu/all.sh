@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device command for several GPU tiers, each under its own time limit so one slow phase
 # cannot take the others' results with it. Logs per phase under $OUT/logs, packed into
-# $OUT/logs.tgz (the device returns at most 8 files), Inductor's caches as $OUT/inductor-cache.tgz
-# (copy it to .gpu/ here so the next run starts warm).
+# $OUT/logs.tgz (the device returns at most 8 files), Inductor's caches as $OUT/inductor-cache.tgz.NN
+# (copy the parts to .gpu/ here so the next run starts warm).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: kernels tileops tileops_bench gate
 #                                                tilesmith bench_quick search_check
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
@@ -15,11 +15,12 @@ mkdir -p "$logs"
 source scripts/gpu/env.sh
 export TILESMITH_CACHE_DIR=/tmp/ts-cache TORCHINDUCTOR_CACHE_DIR=/tmp/inductor-cache
 # Inductor's FX-graph and AOTAutograd caches from earlier device runs (the previous run's
-# $OUT/inductor-cache.tgz, kept here as .gpu/inductor-cache.tgz): compiled wrapper code only, so
+# $OUT/inductor-cache.tgz.NN, kept here as .gpu/inductor-cache.tgz.NN): compiled wrapper code only, so
 # what any column runs and how it is timed is unchanged; first calls get shorter, max-autotune's
 # most (a hit skips its GEMM autotuning). Tilesmith's own cache is not carried.
-if [ -f .gpu/inductor-cache.tgz ]; then
-  mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && tar xzf .gpu/inductor-cache.tgz -C "$TORCHINDUCTOR_CACHE_DIR"
+# The archive comes back in parts of at most 15 MB (the device returns files of 16 MiB at most).
+if compgen -G ".gpu/inductor-cache.tgz.*" > /dev/null; then
+  mkdir -p "$TORCHINDUCTOR_CACHE_DIR" && cat .gpu/inductor-cache.tgz.* | tar xz -C "$TORCHINDUCTOR_CACHE_DIR"
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$logs/gpu.txt"
 run_phase() {
@@ -44,6 +45,13 @@ cp "$logs/summary.txt" "$OUT/summary.txt"
 rm -rf "$logs"  # inside logs.tgz now; the device returns at most 8 files
 dirs=$(cd "$TORCHINDUCTOR_CACHE_DIR" 2>/dev/null && ls -d fxgraph aotautograd 2>/dev/null)
 if [ -n "$dirs" ]; then
-  tar czf "$OUT/inductor-cache.tgz" -C "$TORCHINDUCTOR_CACHE_DIR" $dirs
-  [ "$(stat -c %s "$OUT/inductor-cache.tgz")" -lt 16000000 ] || rm -f "$OUT/inductor-cache.tgz"
+  # At most 3 parts (45 MB): the carried tree travels under 64 MiB with .gpu beside it.
+  tar czf /tmp/inductor-cache.tgz -C "$TORCHINDUCTOR_CACHE_DIR" $dirs
+  if [ "$(stat -c %s /tmp/inductor-cache.tgz)" -le 45000000 ]; then
+    split -b 15000000 -d -a 2 /tmp/inductor-cache.tgz "$OUT/inductor-cache.tgz."
+  else
+    echo "inductor cache $(stat -c %s /tmp/inductor-cache.tgz) bytes: too large to bring back" >> "$OUT/summary.txt"
+  fi
+else
+  echo "no fxgraph or aotautograd cache under $TORCHINDUCTOR_CACHE_DIR" >> "$OUT/summary.txt"
 fi
