@@ -9,17 +9,11 @@ namespace {
 
 // Configs 0-2: one CTA row per token (grid tokens x item chunks) of 64/128/256 threads.
 // Configs 3-4: the flattened kernel, 256 threads, 2 or 4 items per thread.
-enum class RopeKernel { per_token, flat };
 struct RopeConfig {
-  RopeKernel kernel;
   int threads;
-  int unroll;
+  int unroll;  // 0: per-token kernel
 };
-constexpr RopeConfig kRopeConfigs[] = {{RopeKernel::per_token, 64, 1},
-                                       {RopeKernel::per_token, 128, 1},
-                                       {RopeKernel::per_token, 256, 1},
-                                       {RopeKernel::flat, 256, 2},
-                                       {RopeKernel::flat, 256, 4}};
+constexpr RopeConfig kRopeConfigs[] = {{64, 0}, {128, 0}, {256, 0}, {256, 2}, {256, 4}};
 constexpr int kNumRopeConfigs = sizeof(kRopeConfigs) / sizeof(kRopeConfigs[0]);
 
 template <class T, int kVec, int kConfig, bool kVecCs>
@@ -46,7 +40,7 @@ void launch_rope(const RopeArgs& a, std::int64_t rotary_dim, std::int64_t cache_
   const std::int64_t heads = a.q_heads + (a.k ? a.k_heads : 0);
   const std::int64_t items = heads * (rotary_dim / 2 / kVec);
   constexpr RopeConfig c = kRopeConfigs[kConfig];
-  if constexpr (c.kernel == RopeKernel::flat) {
+  if constexpr (c.unroll > 0) {
     const std::int64_t total = items * a.tokens;
     const std::int64_t blocks = (total + c.threads * c.unroll - 1) / (c.threads * c.unroll);
     if (blocks > 0)
@@ -110,25 +104,20 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
     // scalar path (half not a multiple of the vector) keeps 128: GPT-NeoX-20B's partial rotary
     // row ran 64.4 us with config 0 against 47.8 with config 1.
     config = vectorized || items <= 64 || a.tokens < 2 * current_sm_count() ? 0 : 1;
-  if (kRopeConfigs[config].kernel != RopeKernel::per_token && copies_pass_through)
-    return cudaErrorInvalidValue;
+  if (kRopeConfigs[config].unroll > 0 && copies_pass_through) return cudaErrorInvalidValue;
   if ((items + kRopeConfigs[config].threads - 1) / kRopeConfigs[config].threads > 65535)
     return cudaErrorInvalidValue;
 
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     return dispatch_config<kNumRopeConfigs>(config, [&](auto c) {
-      constexpr int kVec = 16 / sizeof(T);
+      constexpr int kVec = 16 / sizeof(T);  // 4 or 8: whole float4s of cos/sin
       if (!vectorized)
         launch_rope<T, 1, c.value, false>(a, rotary_dim, cache_row_stride, stream);
-      else if constexpr (kVec % 4 == 0) {
-        if (vector_cs)
-          launch_rope<T, kVec, c.value, true>(a, rotary_dim, cache_row_stride, stream);
-        else
-          launch_rope<T, kVec, c.value, false>(a, rotary_dim, cache_row_stride, stream);
-      } else {
+      else if (vector_cs)
+        launch_rope<T, kVec, c.value, true>(a, rotary_dim, cache_row_stride, stream);
+      else
         launch_rope<T, kVec, c.value, false>(a, rotary_dim, cache_row_stride, stream);
-      }
       return cudaSuccess;
     });
   });
