@@ -295,6 +295,15 @@ def _write_svg(points, best, roofs, path: Path, title: str) -> Path:
 
 def run(args) -> int:
     registry.load_builtin_ops()
+    ops = [o.name for o in manifest.load().ops if o.status == "implemented"]
+    if args.op:
+        wanted = [w.strip() for w in args.op.split(",") if w.strip()]
+        unknown = [w for w in wanted if w not in ops]
+        if unknown or not wanted:
+            print(f"tileops bench: no implemented op named {', '.join(map(repr, unknown)) or repr(args.op)} "
+                  f"(implemented: {', '.join(ops)})", file=sys.stderr)
+            return 1
+        ops = wanted
     if not torch.cuda.is_available():
         print("tileops bench: no CUDA GPU here; nothing to time", file=sys.stderr)
         return 2
@@ -302,13 +311,6 @@ def run(args) -> int:
         print("tileops bench: the CUDA kernels are not built in this installation "
               "(_tskernels missing: reinstall where nvcc is present)", file=sys.stderr)
         return 2
-    ops = [o.name for o in manifest.load().ops if o.status == "implemented"]
-    if args.op:
-        if args.op not in ops:
-            print(f"tileops bench: no implemented op named {args.op!r} (implemented: "
-                  f"{', '.join(ops)})", file=sys.stderr)
-            return 1
-        ops = [args.op]
     runs = max(args.runs, 50)
     timer = _Timer(runs)
     device = torch.cuda.get_device_name()

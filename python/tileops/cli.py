@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     show = sub.add_parser("show", help="signature and per-workload roofline of one op")
     show.add_argument("op")
     bench = sub.add_parser("bench", help="time every workload row against the strongest baseline")
-    bench.add_argument("--op", help="one op (default: every implemented op)")
+    bench.add_argument("--op", help="op names, comma-separated (default: every implemented op)")
     bench.add_argument("--dtype", help="only the dtype cases holding this dtype, e.g. bfloat16")
     bench.add_argument("--label", help="only the workload row with this label")
     bench.add_argument("--runs", type=int, default=50, help="timed runs per implementation (>= 50)")

@@ -671,6 +671,8 @@ def main_run(args) -> int:
     if args.resume and out.exists():
         with contextlib.suppress(ValueError, KeyError):
             previous = {r["problem"]: r for r in json.loads(out.read_text())["records"]}
+    for name in (args.rerun or "").split(","):  # measured before, but to be measured again
+        previous.pop(name.strip(), None)
     log = open(args.log, "a") if args.log else None
     started = time.monotonic()
     records: dict[str, dict] = dict(previous)
@@ -703,7 +705,7 @@ def main_run(args) -> int:
 
     for i, f in enumerate(todo, 1):
         left = args.time_budget - (time.monotonic() - started) if args.time_budget else None
-        if left is not None and left < 30.0:  # too little left for a compile and a measurement
+        if left is not None and left < 45.0:  # too little for a compile and a measurement (35 s at least on the H200)
             print(f"[{i}/{len(todo)}] {f.stem}: skipped, the time budget is spent", file=sys.stderr)
             continue
         deadline = min(args.timeout, left) if left is not None else args.timeout
@@ -758,6 +760,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", default=None, help="plot file (.png with matplotlib, else .svg)")
     p.add_argument("--log", default=None, help="append every child's output here")
     p.add_argument("--resume", action="store_true", help="keep finished problems from --out")
+    p.add_argument("--rerun", help="with --resume: comma-separated problems to measure again")
     p.add_argument("--timeout", type=float, default=600.0, help="deadline per problem, seconds")
     p.add_argument("--time-budget", type=float, default=None, help="stop starting problems after this many seconds")
     p.add_argument("--seed", type=int, default=0)
@@ -766,8 +769,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-model-calls", type=int, default=12,
                    help="model-call budget per tilesmith.compile, shared by its graphs (default %(default)s)")
     p.add_argument("--min-runs", type=int, default=30)
-    p.add_argument("--max-runs", type=int, default=300)
-    p.add_argument("--target-s", type=float, default=0.5, help="timed seconds per column")
+    p.add_argument("--max-runs", type=int, default=2000)
+    p.add_argument("--target-s", type=float, default=1.0, help="timed seconds per column")
     p.add_argument("--python", default=sys.executable, help=argparse.SUPPRESS)
 
 

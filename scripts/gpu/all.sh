@@ -6,7 +6,7 @@
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: kernels tileops tileops_bench gate
 #                                                tilesmith bench_quick search_check
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
-#      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS.
+#      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ts-gpu-out}
@@ -29,7 +29,7 @@ run_phase() {
   mkdir -p "$dir"
   case $name in
     tileops) timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider -x tests/python/test_contracts.py -rfE > "$dir/pytest.log" 2>&1 ;;
-    tileops_bench) timeout "$limit" python3 -m tileops.cli bench --no-compile ${TILEOPS_BENCH_ARGS:-} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1 ;;
+    tileops_bench) timeout "$limit" python3 -m tileops.cli bench ${TILEOPS_BENCH_ARGS:---no-compile} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1 ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
     tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
     bench_quick) OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1 ;;

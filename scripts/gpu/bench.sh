@@ -3,7 +3,7 @@
 # .svg), bench.log and bench.txt (the table) into $OUT.
 #
 #   source scripts/gpu/env.sh                 # after scripts/gpu/pack.sh ran here, .gpu carried
-#   bash scripts/gpu/bench.sh [SELECTION] [BUDGET_S]
+#   bash scripts/gpu/bench.sh [SELECTION] [BUDGET_S]      (BENCH_ARGS="--rerun a,b" measures kept ones again)
 #
 # SELECTION: quick (default; 8 problems across the kinds), all, part:K/N (every N-th problem of
 # the suite from the K-th: one device command each), or a comma-separated list of problem names.

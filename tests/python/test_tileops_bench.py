@@ -62,6 +62,14 @@ def test_bench_without_a_gpu_says_so():
     assert r.returncode == 2 and "no CUDA GPU" in r.stderr
 
 
+def test_bench_names_unknown_ops_before_looking_for_a_gpu():
+    r = subprocess.run([sys.executable, "-m", "tileops.cli", "bench", "--op",
+                        "RMSNormFwdOp, NoSuchOp"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "'NoSuchOp'" in r.stderr and "'RMSNormFwdOp'" not in r.stderr.split("(")[0]
+    assert "implemented: " in r.stderr and "SoftmaxFwdOp" in r.stderr
+
+
 @pytest.mark.gpu
 def test_bench_one_op_end_to_end(tmp_path):
     out = tmp_path / "bench.json"

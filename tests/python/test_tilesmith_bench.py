@@ -200,3 +200,10 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
          "--problems", "a_tiny", "--resume", "--out", str(out)],
         capture_output=True, text=True, timeout=120)
     assert r2.returncode == 0 and "0 problem(s) to run (1 kept" in r2.stderr
+    # --rerun measures a kept problem again
+    r3 = subprocess.run(
+        [sys.executable, str(BENCH), str(probs), "--device", "cpu", "--columns", "eager",
+         "--problems", "a_tiny", "--resume", "--rerun", "a_tiny", "--out", str(out),
+         "--min-runs", "3", "--target-s", "0.05"],
+        capture_output=True, text=True, timeout=120)
+    assert r3.returncode == 0 and "1 problem(s) to run (0 kept" in r3.stderr, r3.stderr
