@@ -41,12 +41,26 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const float inv_cols = 1.f / static_cast<float>(p.cols);
 
   Vec<T, kVec> regs[kVecsPerThread];
+  // Weight and bias vectors are loaded with x's when they fit beside them (<= 4 per thread):
+  // their L2 round trip then overlaps x's HBM one instead of following the two reductions.
+  constexpr bool kPreload = kVecsPerThread <= 4;
+  constexpr int kPre = kPreload ? kVecsPerThread : 1;
+  Vec<T, kVec> wregs[kPre], bregs[kPre];
   float sum = 0.f;
   if (cached) {
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
       const std::int64_t j = t + i * kThreadsPerRow;
       if (j < nvec) regs[i] = load_vec<T, kVec>(x + j * kVec);
+    }
+    if constexpr (kPreload) {
+#pragma unroll
+      for (int i = 0; i < kVecsPerThread; ++i) {
+        const std::int64_t j = t + i * kThreadsPerRow;
+        if (j >= nvec) continue;
+        if (p.w) wregs[i] = load_vec<T, kVec>(p.w + j * kVec);
+        if (p.b) bregs[i] = load_vec<T, kVec>(p.b + j * kVec);
+      }
     }
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i)
@@ -90,10 +104,12 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const float var = group_sum<kWarpsPerRow>(sum_dev, scratch[group]) * inv_cols;
   const float inv_std = 1.f / sqrtf(var + p.eps);
 
-  auto normalize = [&](const Vec<T, kVec>& in, std::int64_t j) {
+  // w, b: the preloaded vectors, or nullptr to load them here.
+  auto normalize = [&](const Vec<T, kVec>& in, const Vec<T, kVec>* wpre, const Vec<T, kVec>* bpre,
+                       std::int64_t j) {
     Vec<T, kVec> w, b, out;
-    if (p.w) w = load_vec<T, kVec>(p.w + j * kVec);
-    if (p.b) b = load_vec<T, kVec>(p.b + j * kVec);
+    if (p.w) w = wpre ? *wpre : load_vec<T, kVec>(p.w + j * kVec);
+    if (p.b) b = bpre ? *bpre : load_vec<T, kVec>(p.b + j * kVec);
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       float v = (to_float(in.v[e]) - mean) * inv_std;
@@ -107,11 +123,15 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
       const std::int64_t j = t + i * kThreadsPerRow;
-      if (j < nvec) normalize(regs[i], j);
+      if (j >= nvec) continue;
+      if constexpr (kPreload)
+        normalize(regs[i], &wregs[i], &bregs[i], j);
+      else
+        normalize(regs[i], nullptr, nullptr, j);
     }
   } else {
     for (std::int64_t j = t; j < nvec; j += kThreadsPerRow)
-      normalize(load_vec<T, kVec>(x + j * kVec), j);
+      normalize(load_vec<T, kVec>(x + j * kVec), nullptr, nullptr, j);
   }
   for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow) {
     float v = (to_float(x[c]) - mean) * inv_std;

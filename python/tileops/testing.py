@@ -76,6 +76,8 @@ CASES: dict[str, list[Case]] = {
         Case({"B": [1], "N": 1}), Case({"B": [3], "N": 37}), Case({"B": [2, 3], "N": 1000}),
         Case({"B": [17], "N": 8}), Case({"B": [300], "N": 2048}), Case({"B": [2], "N": 131073}),
         Case({"B": [0], "N": 5}),
+        # Rows split over a cluster of CTAs: uneven slices, and a vocab-sized decode batch.
+        Case({"B": [3], "N": 20008}), Case({"B": [16], "N": 128256}),
     ],
     "SiluAndMulFwdOp": [
         Case({"B": [1], "N": 1}), Case({"B": [3], "N": 37}), Case({"B": [2, 3], "N": 1000}),

@@ -3,10 +3,11 @@
 # cannot take the others' results with it. Logs per phase under $OUT/logs, packed into
 # $OUT/logs.tgz (the device returns at most 8 files), Inductor's caches as $OUT/inductor-cache.tgz.NN
 # (copy the parts to .gpu/ here so the next run starts warm).
-#   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: kernels tileops tileops_bench gate
-#                                                tilesmith bench_quick search_check
+#   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: tileops tileops_bench tileops_tuned
+#                                                gate tilesmith bench_quick
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
-#      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile).
+#      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
+#      TILEOPS_TEST_FILTER (pytest -k for the tileops phase).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ts-gpu-out}
@@ -28,8 +29,11 @@ run_phase() {
   local dir=$logs/$name
   mkdir -p "$dir"
   case $name in
-    tileops) timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider -x tests/python/test_contracts.py -rfE > "$dir/pytest.log" 2>&1 ;;
+    tileops) timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider -x tests/python/test_contracts.py -rfE ${TILEOPS_TEST_FILTER:+-k "$TILEOPS_TEST_FILTER"} > "$dir/pytest.log" 2>&1 ;;
     tileops_bench) timeout "$limit" python3 -m tileops.cli bench ${TILEOPS_BENCH_ARGS:---no-compile} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1 ;;
+    tileops_tuned)  # every config timed per row (the choices and timings kept in tune/)
+      timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_BENCH_ARGS:-} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
+      cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
     tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
     bench_quick) OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1 ;;

@@ -253,6 +253,9 @@ void run_row_case(RowOp op, DType dtype, std::int64_t m, std::int64_t n, std::in
       break;
     }
   }
+  // An explicit config may not serve this shape (softmax's cluster configs hold rows up to a
+  // size): the launcher says so with cudaErrorInvalidValue, as the autotuner expects.
+  if (err == cudaErrorInvalidValue && config >= 0) return;
   if (err != cudaSuccess) return fail_launch(name, err);
   TS_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint8_t> got(ref.size());

@@ -317,6 +317,28 @@ def test_values_against_the_reference(op_name, case, dtypes, layout):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_softmax_rows_split_over_a_cluster_keep_masked_slices_out(dtype):
+    # 128256 columns: each row is cut into 8 slices, one per CTA of a cluster. Slices that are
+    # entirely -inf must add nothing to the row's sum; a row of all -inf gives NaN, like torch.
+    from tileops.softmax import SoftmaxFwdOp
+
+    torch.manual_seed(0)
+    x = torch.randn(5, 128256, device="cuda", dtype=dtype) * 4
+    x[0, :100000] = -float("inf")  # the first six slices masked
+    x[1, 5000:] = -float("inf")  # only part of the first slice live
+    x[2, :] = -float("inf")
+    x[3, ::3] = -float("inf")
+    got = SoftmaxFwdOp()(x)
+    torch.cuda.synchronize()
+    assert torch.isnan(got[2]).all()
+    keep = [0, 1, 3, 4]
+    rtol, atol = testing.tolerance("SoftmaxFwdOp", dtype)
+    torch.testing.assert_close(got[keep].double(), torch.softmax(x[keep].double(), -1),
+                               rtol=rtol, atol=atol)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))

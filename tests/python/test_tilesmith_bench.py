@@ -207,3 +207,36 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
          "--min-runs", "3", "--target-s", "0.05"],
         capture_output=True, text=True, timeout=120)
     assert r3.returncode == 0 and "1 problem(s) to run (0 kept" in r3.stderr, r3.stderr
+
+
+# A stand-in interpreter for the child: writes the record a real child leaves once every column
+# but max_autotune was timed together, then "compiles" max_autotune past the deadline.
+FAKE_CHILD = """#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = --record ] && rec=$2; shift; done
+cat > "$rec" <<JSON
+{"problem": "slow", "columns": {
+  "inductor": {"status": "ok", "ms": 2.0, "timing": "interleaved"},
+  "tilesmith": {"status": "ok", "ms": 1.0, "timing": "interleaved", "installed": true,
+                "correct": true}},
+ "status": "running", "interleaved_before": "max_autotune"}
+JSON
+exec sleep 60
+"""
+
+
+def test_a_deadline_during_the_last_reference_column_keeps_the_timed_ones(tmp_path):
+    bench = load_bench()
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_CHILD)
+    fake.chmod(0o755)
+    p = bench.argparse.ArgumentParser()
+    bench.add_arguments(p)
+    args = p.parse_args(["--python", str(fake), "--device", "cpu"])
+    r = bench._run_one(tmp_path / "slow.py", ["inductor", "tilesmith", "max_autotune"], 2.0,
+                       args, None)
+    assert r["status"] == "ok" and r["speedup_tilesmith"] == 2.0 and r["installed"]
+    assert r["columns"]["max_autotune"]["status"] == "timeout"
+    assert "deadline" in r["columns"]["max_autotune"]["error"] and r["wall_s"] < 30
+    out = __import__("io").StringIO()
+    bench.print_table([r], bench.summarize([r]), out=out)
+    assert "max_autotune: timeout" in out.getvalue()
