@@ -41,11 +41,10 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const float inv_cols = 1.f / static_cast<float>(p.cols);
 
   Vec<T, kVec> regs[kVecsPerThread];
-  // Weight and bias vectors are loaded with x's when they fit beside them (<= 4 per thread):
-  // their L2 round trip then overlaps x's HBM one instead of following the two reductions.
-  constexpr bool kPreload = kVecsPerThread <= 4;
-  constexpr int kPre = kPreload ? kVecsPerThread : 1;
-  Vec<T, kVec> wregs[kPre], bregs[kPre];
+  // One-vector configs (the decode ones) load their weight and bias vectors with x's, as in
+  // rms_norm.cuh (wider configs lost occupancy doing so).
+  constexpr bool kPreload = kVecsPerThread == 1;
+  Vec<T, kVec> wregs[1], bregs[1];
   float sum = 0.f;
   if (cached) {
 #pragma unroll

@@ -52,6 +52,11 @@ void launch_softmax_cluster(const SoftmaxArgs& a, cudaStream_t stream) {
       <<<dim3(c.cluster, rows), c.threads, 0, stream>>>(p);
 }
 
+// Row config that streams long rows with many rows to do: 512 threads, one vector each.
+constexpr int kStreamLongRows = 7;
+static_assert(kRowConfigs[kStreamLongRows].threads_per_cta() == 512 &&
+              kRowConfigs[kStreamLongRows].vecs_per_thread == 1);
+
 // Cluster config for a vectorized row of row_vecs vectors: the smallest that holds it, or -1.
 int pick_cluster_config(std::int64_t row_vecs) {
   for (int i = 0; i < kNumClusterConfigs; ++i)
@@ -77,14 +82,23 @@ cudaError_t softmax_launch(const SoftmaxArgs& a, cudaStream_t stream) {
   const bool vectorized = is_aligned16(a.x) && is_aligned16(a.y) && a.x_row_stride % vec == 0 &&
                           a.y_row_stride % vec == 0;
   const std::int64_t row_vecs = vectorized ? a.cols / vec : a.cols;
-  // Rows longer than one CTA's registers hold (config 3: 2048 vectors, 16k bf16) go to a
-  // cluster when they split into whole vectors; the row kernels would read them twice.
+  // Rows longer than one CTA's registers hold (config 3: 2048 vectors, 16k bf16):
+  //  - fewer rows than SMs go to a cluster when they split into whole vectors (H200, bf16
+  //    16 x 128256: 10.4 us, was 20.6 with one 1024-thread CTA a row; torch.compile 19.5);
+  //  - more rows stream with 512 threads of one vector (bf16 1024 x 128256: 206.5 us, against
+  //    227.8 with config 3 and 230.3 clustered: two 512-thread CTAs an SM keep too little in
+  //    flight).
   const int cluster_fit = vectorized && a.cols % vec == 0 ? pick_cluster_config(row_vecs) : -1;
+  const int num_sms = current_sm_count();
   int config = a.config;
-  if (config < 0)
-    config = cluster_fit >= 0 && row_vecs > kRowConfigs[3].capacity_vecs()
-                 ? kNumRowConfigs + cluster_fit
-                 : pick_row_config(a.rows, row_vecs, current_sm_count());
+  if (config < 0) {
+    if (row_vecs <= kRowConfigs[3].capacity_vecs())
+      config = pick_row_config(a.rows, row_vecs, num_sms);
+    else if (a.rows < num_sms && cluster_fit >= 0)
+      config = kNumRowConfigs + cluster_fit;
+    else
+      config = a.rows < num_sms ? pick_row_config(a.rows, row_vecs, num_sms) : kStreamLongRows;
+  }
 
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
