@@ -7,15 +7,20 @@
 namespace ts::kernels {
 namespace {
 
+template <class T>
+SoftmaxParams<T> params_of(const SoftmaxArgs& a) {
+  return {static_cast<const T*>(a.x),
+          static_cast<T*>(a.y),
+          a.rows,
+          a.cols,
+          a.x_row_stride,
+          a.y_row_stride};
+}
+
 template <class T, int kVec, int kConfig>
 void launch_softmax(const SoftmaxArgs& a, cudaStream_t stream) {
   constexpr RowConfig c = kRowConfigs[kConfig];
-  const SoftmaxParams<T> p{static_cast<const T*>(a.x),
-                           static_cast<T*>(a.y),
-                           a.rows,
-                           a.cols,
-                           a.x_row_stride,
-                           a.y_row_stride};
+  const SoftmaxParams<T> p = params_of<T>(a);
   const auto grid = static_cast<unsigned>((a.rows + c.rows_per_cta - 1) / c.rows_per_cta);
   softmax_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread>
       <<<grid, c.threads_per_cta(), 0, stream>>>(p);
@@ -41,12 +46,7 @@ constexpr int kNumClusterConfigs = sizeof(kClusterConfigs) / sizeof(kClusterConf
 template <class T, int kVec, int kConfig>
 void launch_softmax_cluster(const SoftmaxArgs& a, cudaStream_t stream) {
   constexpr ClusterConfig c = kClusterConfigs[kConfig];
-  const SoftmaxParams<T> p{static_cast<const T*>(a.x),
-                           static_cast<T*>(a.y),
-                           a.rows,
-                           a.cols,
-                           a.x_row_stride,
-                           a.y_row_stride};
+  const SoftmaxParams<T> p = params_of<T>(a);
   const auto rows = static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535);
   softmax_cluster_kernel<T, kVec, c.threads, c.vecs_per_thread, c.cluster>
       <<<dim3(c.cluster, rows), c.threads, 0, stream>>>(p);
