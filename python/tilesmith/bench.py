@@ -294,13 +294,17 @@ def _time_interleaved(steps: dict, device, min_runs: int, max_runs: int, target_
     alike; each column's figure is over all its blocks. {column: stats}."""
     runs = {c: _runs_for(s, device, min_runs, max_runs, target_s) for c, s in steps.items()}
     samples: dict = {c: [] for c in steps}
+    per_round: dict = {c: [] for c in steps}  # each block's median: drift shows here
     order = list(steps)
     for r in range(rounds):
         for c in order[r % len(order):] + order[:r % len(order)]:
             for _ in range(2):  # re-warm after the other columns ran
                 steps[c]()
-            samples[c] += _sample(steps[c], device, max(1, math.ceil(runs[c] / rounds)))
-    return {c: {**_stats(ms), **_timer(device), "rounds": rounds} for c, ms in samples.items()}
+            block = _sample(steps[c], device, max(1, math.ceil(runs[c] / rounds)))
+            samples[c] += block
+            per_round[c].append(statistics.median(block))
+    return {c: {**_stats(ms), **_timer(device), "rounds": rounds,
+                "round_medians_ms": per_round[c]} for c, ms in samples.items()}
 
 
 def _compile(column: str, model, inputs, agent_model: str, max_model_calls=None):
@@ -455,6 +459,12 @@ def _derive(record: dict) -> dict:
     for c in ("tilesmith", "max_autotune", "reduce_overhead", "eager"):
         v = ms(c)
         record[f"speedup_{c}"] = base / v if base and v else None
+    # Per round (the columns were timed in adjacent blocks): whether a small gap holds in every
+    # round or is one round's drift.
+    ind_r, ts_r = cols.get("inductor", {}).get("round_medians_ms"), cols.get("tilesmith", {}).get(
+        "round_medians_ms")
+    if ind_r and ts_r and len(ind_r) == len(ts_r) and base and ms("tilesmith"):
+        record["speedup_tilesmith_by_round"] = [i / t for i, t in zip(ind_r, ts_r) if t > 0]
     ts = cols.get("tilesmith", {})
     record["installed"] = bool(ts.get("installed"))
     record["rewrites"] = sorted({k for g in ts.get("graphs") or [] for k in g.get("rewrites") or ()})

@@ -156,6 +156,7 @@ def test_interleaved_timing_rotates_the_columns_in_blocks():
     out = bench._time_interleaved(steps, torch.device("cpu"), min_runs=12, max_runs=12,
                                   target_s=0.0, rounds=3)
     assert {c: out[c]["runs"] for c in steps} == {c: 12 for c in steps}
+    assert all(len(out[c]["round_medians_ms"]) == 3 for c in steps)
     # After each column's own warm-up and sizing (8 calls), blocks of 2 re-warm + 4 timed
     # calls, the first column of each round moving on by one.
     blocks = calls[3 * 8:]
@@ -240,3 +241,16 @@ def test_a_deadline_during_the_last_reference_column_keeps_the_timed_ones(tmp_pa
     out = __import__("io").StringIO()
     bench.print_table([r], bench.summarize([r]), out=out)
     assert "max_autotune: timeout" in out.getvalue()
+
+
+def test_speedup_is_also_given_per_round():
+    bench = load_bench()
+    r = bench._derive({"columns": {
+        "inductor": {"status": "ok", "ms": 2.0, "round_medians_ms": [2.0, 2.2, 1.8]},
+        "tilesmith": {"status": "ok", "ms": 1.0, "round_medians_ms": [1.0, 2.2, 0.9]}}})
+    assert r["speedup_tilesmith"] == 2.0
+    assert r["speedup_tilesmith_by_round"] == pytest.approx([2.0, 1.0, 2.0])
+    # No per-round figure where a column was timed on its own (a sequential figure only).
+    r = bench._derive({"columns": {"inductor": {"status": "ok", "ms": 2.0},
+                                   "tilesmith": {"status": "ok", "ms": 1.0}}})
+    assert "speedup_tilesmith_by_round" not in r
