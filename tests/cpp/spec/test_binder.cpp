@@ -183,7 +183,7 @@ TEST(Roofline, ExactCounts) {
   c = roofline_counts(op("RoPENeoXFwdOp"), *rope);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->flops, 3 * 10 * 6 * 32);
-  EXPECT_EQ(c->bytes, 2 * 10 * 6 * 64 * 2 + 10 * 8 + 10 * 32 * 4);
+  EXPECT_EQ(c->bytes, 2 * 10 * 6 * 32 * 2 + 10 * 8 + 10 * 32 * 4);  // rotary slice only (R = 32)
 
   auto mha =
       call("MultiHeadAttentionFwdOp",
