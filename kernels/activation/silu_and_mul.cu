@@ -12,12 +12,17 @@ namespace {
 struct SiluConfig {
   int threads;
   int vecs_per_thread;
+  // false: about 8 waves of CTAs, each looping over rows; true: one CTA per (row, column
+  // chunk) up to 65535 rows, as torch.compile's Triton kernel has one program per tile.
+  bool cta_per_row = false;
 };
 // 0: wide rows, many vectors in flight per thread; 1: balanced; 2: short rows / few rows;
-// 3-6: tuning candidates (torch.compile's Triton kernel, 128 threads x one vector, reached
-// 4.38 TB/s on bf16 8192 x 14336 where config 1 reached 4.15: H200, tileops bench).
-constexpr SiluConfig kSiluConfigs[] = {{256, 4}, {256, 2}, {128, 1}, {512, 2},
-                                       {128, 2}, {256, 1}, {512, 1}};
+// 3-9: tuning candidates. torch.compile's Triton kernel reached 4.38 TB/s on bf16 8192 x 14336
+// where config 1 reached 4.14 and the best of 0-6 4.22 (H200, tileops bench --tune); 7-9 are
+// the same kernels as 2, 5 and 1 without the row loop (no new instantiation).
+constexpr SiluConfig kSiluConfigs[] = {{256, 4},       {256, 2},      {128, 1}, {512, 2},
+                                       {128, 2},       {256, 1},      {512, 1}, {128, 1, true},
+                                       {256, 1, true}, {256, 2, true}};
 constexpr int kNumSiluConfigs = sizeof(kSiluConfigs) / sizeof(kSiluConfigs[0]);
 
 template <class T, int kVec, int kConfig>
@@ -33,7 +38,8 @@ void launch_silu_and_mul(const SiluAndMulArgs& a, std::int64_t nvec, int num_sms
   const std::int64_t chunk = std::int64_t{c.threads} * c.vecs_per_thread;
   const std::int64_t col_blocks = (nvec + chunk - 1) / chunk;
   // Enough CTAs for ~8 waves of the device; beyond that each CTA loops over rows.
-  const std::int64_t want_rows = std::max<std::int64_t>(1, std::int64_t{num_sms} * 64 / col_blocks);
+  const std::int64_t want_rows =
+      c.cta_per_row ? a.rows : std::max<std::int64_t>(1, std::int64_t{num_sms} * 64 / col_blocks);
   const std::int64_t grid_y = std::min<std::int64_t>({a.rows, want_rows, 65535});
   silu_and_mul_kernel<T, kVec, c.threads, c.vecs_per_thread>
       <<<dim3(static_cast<unsigned>(col_blocks), static_cast<unsigned>(grid_y)), c.threads, 0,
