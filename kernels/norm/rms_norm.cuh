@@ -109,5 +109,65 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
     y[c] = from_float<T>(to_float(x[c]) * inv_rms * to_float(p.w[c]));
 }
 
+// ---- persistent kernel: a CTA walks rows r, r + gridDim.x, ... ---------------------------------
+//
+// For whole-vector rows that fit one CTA's registers (nvec <= kThreads * kVecsPerThread). The
+// weight slice is loaded once per CTA, not once per row, and row r + gridDim.x is loaded before
+// row r is reduced and written, so each CTA keeps a row in flight through its own reduction
+// (the one-row kernel has nothing in flight between its load and its store). Registers per
+// thread: 3 * kVecsPerThread vectors (w, this row, the next). Rows are independent, so y may
+// alias x: row r is written after row r + gridDim.x was read, and no other CTA touches either.
+template <class T, int kVec, int kThreads, int kVecsPerThread>
+__global__ void __launch_bounds__(kThreads) rms_norm_persistent_kernel(const RmsNormParams<T> p) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ float scratch[kWarps];
+  const int t = threadIdx.x;
+  const std::int64_t nvec = p.cols / kVec;
+
+  Vec<T, kVec> w[kVecsPerThread], cur[kVecsPerThread], next[kVecsPerThread];
+  auto load_row = [&](Vec<T, kVec>(&dst)[kVecsPerThread], std::int64_t row) {
+    const T* x = p.x + row * p.x_row_stride;
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreads;
+      if (j < nvec) dst[i] = load_vec<T, kVec>(x + j * kVec);
+    }
+  };
+  std::int64_t row = blockIdx.x;
+  if (row >= p.rows) return;  // whole CTA: no barrier follows
+#pragma unroll
+  for (int i = 0; i < kVecsPerThread; ++i) {
+    const std::int64_t j = t + i * kThreads;
+    if (j < nvec) w[i] = load_vec<T, kVec>(p.w + j * kVec);
+  }
+  load_row(cur, row);
+  for (; row < p.rows; row += gridDim.x) {
+    const std::int64_t following = row + gridDim.x;
+    if (following < p.rows) load_row(next, following);
+    float sum_sq = 0.f;
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreads < nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) sum_sq += to_float(cur[i].v[e]) * to_float(cur[i].v[e]);
+    sum_sq = group_sum<kWarps>(sum_sq, scratch);
+    const float inv_rms = 1.f / sqrtf(sum_sq / static_cast<float>(p.cols) + p.eps);
+    T* y = p.y + row * p.y_row_stride;
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreads;
+      if (j < nvec) {
+        Vec<T, kVec> out;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          out.v[e] = from_float<T>(to_float(cur[i].v[e]) * inv_rms * to_float(w[i].v[e]));
+        store_vec<T, kVec>(y + j * kVec, out);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) cur[i] = next[i];
+  }
+}
+
 }  // namespace
 }  // namespace ts::kernels

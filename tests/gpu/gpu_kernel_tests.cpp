@@ -293,7 +293,10 @@ void row_op_sweep(std::uint64_t& seed) {
   // register-cached and streamed paths and the scalar tail.
   for (RowOp op : ops)
     for (DType dtype : {DType::bf16, DType::f32})
-      for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{129, 5120}, {5, 131072}, {9, 1003}})
+      for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{129, 5120},
+                          {5, 131072},
+                          {9, 1003},
+                          {300, 4096}})  // 300 x 4096: persistent rms_norm rows per CTA > 1
         for (int c = 0; c < row_op_num_configs(op); ++c) {
           const std::int64_t xw = op == RowOp::silu_and_mul ? 2 * n : n;
           run_row_case(op, dtype, m, n, xw, n, c, false, ++seed);

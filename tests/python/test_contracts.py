@@ -365,6 +365,42 @@ def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
     _check(op_name, _run(again, fresh), want)
 
 
+ROW_OPS = ["RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp", "SiluAndMulFwdOp"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("op_name", ROW_OPS)
+def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, tmp_path,
+                                                                monkeypatch):
+    # Each config is forced through the tune cache (what a tuned op would run). Configs that do
+    # not serve a shape say so with a launch error; 300 x 4096 walks several rows per CTA in the
+    # persistent RMSNorm configs and splits rows over clusters in the softmax ones.
+    from tileops.op import __version__ as version, device_name
+
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    spec = _spec(op_name)
+    served = 0
+    for case in (testing.Case({"B": [300], "N": 4096}), testing.Case({"B": [7], "N": 1024})):
+        inputs, _ = testing.instantiate(spec, case, {"T": dtype})
+        tensors = testing.make_inputs(spec, inputs, "cuda")
+        want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
+                                 _op(op_name).param_values)
+        for cfg in range(_kernels.num_configs(registry.get(op_name).kernel)):
+            tune.forget()
+            op = _op(op_name).request_tune()
+            tune.cache_for(device_name(tensors[0].device), version).put(
+                op.tune_key(tensors), cfg, 1.0, {cfg: 1.0})
+            try:
+                got = _run(op, [t.clone() for t in tensors])
+            except _kernels.launch_error_type():
+                continue
+            torch.cuda.synchronize()
+            _check(op_name, got, want)
+            served += 1
+    assert served >= 2 * 4  # every op has at least four configs serving both shapes
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("tuned", [False, True])
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
