@@ -521,6 +521,9 @@ def print_table(records: list[dict], summary: dict, out=sys.stdout):
                 f"{_fmt(r.get('speedup_tilesmith'), '.2f') + 'x' if r.get('speedup_tilesmith') else '-':>8s} "
                 f"{'yes' if r.get('installed') else 'no':>4s} {ok:>3s} {_fmt(m('max_autotune')):>9s} "
                 f"{_fmt(m('reduce_overhead')):>9s} {_fmt(m('eager')):>9s}")
+        by_round = r.get("speedup_tilesmith_by_round")
+        if by_round:
+            line += f"  rounds {min(by_round):.2f}-{max(by_round):.2f}x"
         if r.get("rewrites"):
             line += f"  ({', '.join(r['rewrites'])})"
         if r.get("status") != "ok":

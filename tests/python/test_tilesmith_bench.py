@@ -250,6 +250,10 @@ def test_speedup_is_also_given_per_round():
         "tilesmith": {"status": "ok", "ms": 1.0, "round_medians_ms": [1.0, 2.2, 0.9]}}})
     assert r["speedup_tilesmith"] == 2.0
     assert r["speedup_tilesmith_by_round"] == pytest.approx([2.0, 1.0, 2.0])
+    out = __import__("io").StringIO()
+    rec = {**r, "problem": "p", "status": "ok"}
+    bench.print_table([rec], bench.summarize([rec]), out=out)
+    assert "rounds 1.00-2.00x" in out.getvalue()
     # No per-round figure where a column was timed on its own (a sequential figure only).
     r = bench._derive({"columns": {"inductor": {"status": "ok", "ms": 2.0},
                                    "tilesmith": {"status": "ok", "ms": 1.0}}})
