@@ -52,4 +52,20 @@ inline int current_sm_count() {
   return sms;
 }
 
+/// CTAs for a persistent kernel: as many as can be resident at once (ctas_per_sm, from the
+/// occupancy calculator), at most one per row.
+inline unsigned persistent_grid(int ctas_per_sm, std::int64_t rows) {
+  const std::int64_t resident = static_cast<std::int64_t>(ctas_per_sm > 0 ? ctas_per_sm : 1) *
+                                (current_sm_count() > 0 ? current_sm_count() : 1);
+  return static_cast<unsigned>(rows < resident ? rows : resident);
+}
+
+/// Resident CTAs per SM of `kernel` at `threads` threads (1 if it cannot be read).
+template <class Kernel>
+int ctas_per_sm(Kernel kernel, int threads) {
+  int n = 0;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) == cudaSuccess ? n
+                                                                                              : 1;
+}
+
 }  // namespace ts::kernels

@@ -40,6 +40,21 @@ inline constexpr RowConfig kRowConfigs[] = {
 };
 inline constexpr int kNumRowConfigs = sizeof(kRowConfigs) / sizeof(kRowConfigs[0]);
 
+/// Persistent norm configs (tuning indices kNumRowConfigs + i of RMSNorm and LayerNorm; never
+/// the default until measured faster): a CTA walks rows r, r + grid, ... with the weight slice
+/// loaded once and the next row in flight during this one's reduction. Serves rows of whole
+/// 16-byte vectors, at most threads * vecs_per_thread of them.
+struct PersistentConfig {
+  int threads;
+  int vecs_per_thread;
+  constexpr std::int64_t capacity_vecs() const {
+    return static_cast<std::int64_t>(threads) * vecs_per_thread;
+  }
+};
+inline constexpr PersistentConfig kPersistentConfigs[] = {{128, 4}, {256, 2}, {256, 4}, {512, 2}};
+inline constexpr int kNumPersistentConfigs =
+    sizeof(kPersistentConfigs) / sizeof(kPersistentConfigs[0]);
+
 /// Default config for `rows` rows of `row_vecs` vectors on a device with `num_sms` SMs.
 /// Enough rows to fill the device: the smallest config that keeps the whole row in registers
 /// (more rows per SM, more bytes in flight). Fewer rows than SMs: the kernel is latency-bound,

@@ -67,6 +67,41 @@ __device__ __forceinline__ void store_vec(T* dst, const Vec<T, kN>& value) {
   }
 }
 
+/// A thread's share of a row held in registers: vectors t, t + kThreads, ... (kN slots), those
+/// below nvec loaded from src (the others left as they are).
+template <class T, int kVec, int kThreads, int kN>
+__device__ __forceinline__ void load_row_share(Vec<T, kVec> (&dst)[kN], const T* src,
+                                               std::int64_t nvec, int t) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const std::int64_t j = t + static_cast<std::int64_t>(i) * kThreads;
+    if (j < nvec) dst[i] = load_vec<T, kVec>(src + j * kVec);
+  }
+}
+
+/// The persistent row walk: body(share, row) for rows blockIdx.x, + gridDim.x, ... below
+/// `rows`, where share is this thread's load_row_share of the row; row r + gridDim.x is loaded
+/// before body runs on row r, so a row stays in flight through the body's reductions. Every
+/// thread of the CTA makes the same calls, so the body may synchronize the CTA.
+template <class T, int kVec, int kThreads, int kN, class Body>
+__device__ __forceinline__ void walk_rows_prefetched(const T* x, std::int64_t x_row_stride,
+                                                     std::int64_t rows, std::int64_t nvec,
+                                                     Body&& body) {
+  const int t = threadIdx.x;
+  std::int64_t row = blockIdx.x;
+  if (row >= rows) return;
+  Vec<T, kVec> cur[kN], next[kN];
+  load_row_share<T, kVec, kThreads>(cur, x + row * x_row_stride, nvec, t);
+  for (; row < rows; row += gridDim.x) {
+    const std::int64_t following = row + gridDim.x;
+    if (following < rows)
+      load_row_share<T, kVec, kThreads>(next, x + following * x_row_stride, nvec, t);
+    body(cur, row);
+#pragma unroll
+    for (int i = 0; i < kN; ++i) cur[i] = next[i];
+  }
+}
+
 /// Storage type for a DType on the device.
 template <DType D>
 struct DeviceType;

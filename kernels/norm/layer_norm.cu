@@ -7,33 +7,46 @@
 namespace ts::kernels {
 namespace {
 
+template <class T>
+LayerNormParams<T> params_of(const LayerNormArgs& a) {
+  return {static_cast<const T*>(a.x),
+          static_cast<T*>(a.y),
+          static_cast<const T*>(a.w),
+          static_cast<const T*>(a.b),
+          a.rows,
+          a.cols,
+          a.x_row_stride,
+          a.y_row_stride,
+          a.eps};
+}
+
 template <class T, int kVec, int kConfig>
 void launch_layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
   constexpr RowConfig c = kRowConfigs[kConfig];
-  const LayerNormParams<T> p{static_cast<const T*>(a.x),
-                             static_cast<T*>(a.y),
-                             static_cast<const T*>(a.w),
-                             static_cast<const T*>(a.b),
-                             a.rows,
-                             a.cols,
-                             a.x_row_stride,
-                             a.y_row_stride,
-                             a.eps};
   const auto grid = static_cast<unsigned>((a.rows + c.rows_per_cta - 1) / c.rows_per_cta);
   layer_norm_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread>
-      <<<grid, c.threads_per_cta(), 0, stream>>>(p);
+      <<<grid, c.threads_per_cta(), 0, stream>>>(params_of<T>(a));
+}
+
+template <class T, int kConfig>
+cudaError_t launch_layer_norm_persistent(const LayerNormArgs& a, cudaStream_t stream) {
+  constexpr PersistentConfig c = kPersistentConfigs[kConfig];
+  auto* kernel = &layer_norm_persistent_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread>;
+  static const int per_sm = ctas_per_sm(kernel, c.threads);  // read once per instantiation
+  kernel<<<persistent_grid(per_sm, a.rows), c.threads, 0, stream>>>(params_of<T>(a));
+  return cudaSuccess;
 }
 
 }  // namespace
 
 int layer_norm_num_configs() {
-  return kNumRowConfigs;
+  return kNumRowConfigs + kNumPersistentConfigs;
 }
 
 cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
   if (a.rows < 0 || a.cols <= 0 || a.x_row_stride < a.cols || a.y_row_stride < a.cols)
     return cudaErrorInvalidValue;
-  if (a.config < -1 || a.config >= kNumRowConfigs) return cudaErrorInvalidValue;
+  if (a.config < -1 || a.config >= layer_norm_num_configs()) return cudaErrorInvalidValue;
   if (a.rows == 0) return cudaSuccess;
   if (!a.x || !a.y) return cudaErrorInvalidValue;
   if (a.rows > (std::int64_t{1} << 31) - 1) return cudaErrorInvalidValue;
@@ -48,6 +61,14 @@ cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
 
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
+    if (config >= kNumRowConfigs) {  // persistent: whole-vector rows that fit, else not served
+      if (!vectorized || a.cols % vec != 0 ||
+          row_vecs > kPersistentConfigs[config - kNumRowConfigs].capacity_vecs())
+        return cudaErrorInvalidValue;
+      return dispatch_config<kNumPersistentConfigs>(config - kNumRowConfigs, [&](auto cfg) {
+        return launch_layer_norm_persistent<T, cfg.value>(a, stream);
+      });
+    }
     return dispatch_row_config(config, [&](auto cfg) {
       if (vectorized)
         launch_layer_norm<T, 16 / sizeof(T), cfg.value>(a, stream);

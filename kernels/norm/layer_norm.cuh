@@ -140,5 +140,60 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   }
 }
 
+// ---- persistent kernel (common/row_config.hpp: kPersistentConfigs) ----------------------------
+// As rms_norm_persistent_kernel: a CTA walks rows r, r + gridDim.x, ..., the weight and bias
+// slices loaded once, row r + gridDim.x loaded before row r is reduced. Registers per thread:
+// up to 4 * kVecsPerThread vectors (w, b, this row, the next). y may alias x.
+template <class T, int kVec, int kThreads, int kVecsPerThread>
+__global__ void __launch_bounds__(kThreads)
+    layer_norm_persistent_kernel(const LayerNormParams<T> p) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ float scratch[kWarps];
+  const int t = threadIdx.x;
+  const std::int64_t nvec = p.cols / kVec;
+  const float inv_cols = 1.f / static_cast<float>(p.cols);
+  Vec<T, kVec> w[kVecsPerThread], b[kVecsPerThread];
+  if (p.w) load_row_share<T, kVec, kThreads>(w, p.w, nvec, t);
+  if (p.b) load_row_share<T, kVec, kThreads>(b, p.b, nvec, t);
+  walk_rows_prefetched<T, kVec, kThreads, kVecsPerThread>(
+      p.x, p.x_row_stride, p.rows, nvec,
+      [&](const Vec<T, kVec>(&x)[kVecsPerThread], std::int64_t row) {
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < kVecsPerThread; ++i)
+          if (t + i * kThreads < nvec)
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) sum += to_float(x[i].v[e]);
+        const float mean = group_sum<kWarps>(sum, scratch) * inv_cols;
+        float sum_dev = 0.f;
+#pragma unroll
+        for (int i = 0; i < kVecsPerThread; ++i)
+          if (t + i * kThreads < nvec)
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) {
+              const float d = to_float(x[i].v[e]) - mean;
+              sum_dev += d * d;
+            }
+        const float var = group_sum<kWarps>(sum_dev, scratch) * inv_cols;
+        const float inv_std = 1.f / sqrtf(var + p.eps);
+        T* y = p.y + row * p.y_row_stride;
+#pragma unroll
+        for (int i = 0; i < kVecsPerThread; ++i) {
+          const std::int64_t j = t + i * kThreads;
+          if (j < nvec) {
+            Vec<T, kVec> out;
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) {
+              float v = (to_float(x[i].v[e]) - mean) * inv_std;
+              if (p.w) v *= to_float(w[i].v[e]);
+              if (p.b) v += to_float(b[i].v[e]);
+              out.v[e] = from_float<T>(v);
+            }
+            store_vec<T, kVec>(y + j * kVec, out);
+          }
+        }
+      });
+}
+
 }  // namespace
 }  // namespace ts::kernels

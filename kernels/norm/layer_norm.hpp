@@ -24,7 +24,8 @@ struct LayerNormArgs {
   std::int64_t y_row_stride = 0;
   float eps = 1e-5f;
   DType dtype = DType::bf16;
-  int config = -1;  // index into kRowConfigs; -1: heuristic
+  int config = -1;  // index into kRowConfigs, then kPersistentConfigs (common/row_config.hpp,
+                    // tuning candidates); -1: heuristic
 };
 
 cudaError_t layer_norm_launch(const LayerNormArgs& args, cudaStream_t stream);

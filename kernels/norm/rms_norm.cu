@@ -1,8 +1,6 @@
 // Launcher for RMSNorm: validates Args, picks vector width and row config, launches.
 #include "norm/rms_norm.hpp"
 
-#include <algorithm>
-
 #include "common/dispatch.cuh"
 #include "norm/rms_norm.cuh"
 
@@ -30,31 +28,12 @@ void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
       <<<grid, c.threads_per_cta(), 0, stream>>>(p);
 }
 
-// Persistent configs (rms_norm_persistent_kernel), tuning indices kNumRowConfigs + i; never the
-// default until measured. A row of up to threads * vecs_per_thread whole vectors.
-struct PersistentConfig {
-  int threads;
-  int vecs_per_thread;
-};
-constexpr PersistentConfig kPersistentConfigs[] = {{128, 4}, {256, 2}, {256, 4}, {512, 2}};
-constexpr int kNumPersistentConfigs = sizeof(kPersistentConfigs) / sizeof(kPersistentConfigs[0]);
-
 template <class T, int kConfig>
 cudaError_t launch_rms_norm_persistent(const RmsNormArgs& a, cudaStream_t stream) {
   constexpr PersistentConfig c = kPersistentConfigs[kConfig];
-  constexpr int kVec = 16 / sizeof(T);
-  auto* kernel = &rms_norm_persistent_kernel<T, kVec, c.threads, c.vecs_per_thread>;
-  // As many CTAs as can be resident at once: each then walks rows (occupancy read once).
-  static const int per_sm = [&] {
-    int n = 0;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, c.threads, 0) == cudaSuccess
-               ? n
-               : 1;
-  }();
-  const std::int64_t resident = std::int64_t{std::max(1, per_sm)} * std::max(1, current_sm_count());
-  const auto grid = static_cast<unsigned>(std::min(a.rows, resident));
-  const RmsNormParams<T> p = params_of<T>(a);
-  kernel<<<grid, c.threads, 0, stream>>>(p);
+  auto* kernel = &rms_norm_persistent_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread>;
+  static const int per_sm = ctas_per_sm(kernel, c.threads);  // read once per instantiation
+  kernel<<<persistent_grid(per_sm, a.rows), c.threads, 0, stream>>>(params_of<T>(a));
   return cudaSuccess;
 }
 
@@ -82,9 +61,8 @@ cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
   const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (config >= kNumRowConfigs) {  // persistent: whole-vector rows that fit, else not served
-      const PersistentConfig c = kPersistentConfigs[config - kNumRowConfigs];
       if (!vectorized || a.cols % vec != 0 ||
-          row_vecs > std::int64_t{c.threads} * c.vecs_per_thread)
+          row_vecs > kPersistentConfigs[config - kNumRowConfigs].capacity_vecs())
         return cudaErrorInvalidValue;
       return dispatch_config<kNumPersistentConfigs>(config - kNumRowConfigs, [&](auto cfg) {
         return launch_rms_norm_persistent<T, cfg.value>(a, stream);

@@ -123,50 +123,32 @@ __global__ void __launch_bounds__(kThreads) rms_norm_persistent_kernel(const Rms
   __shared__ float scratch[kWarps];
   const int t = threadIdx.x;
   const std::int64_t nvec = p.cols / kVec;
-
-  Vec<T, kVec> w[kVecsPerThread], cur[kVecsPerThread], next[kVecsPerThread];
-  auto load_row = [&](Vec<T, kVec>(&dst)[kVecsPerThread], std::int64_t row) {
-    const T* x = p.x + row * p.x_row_stride;
+  Vec<T, kVec> w[kVecsPerThread];
+  load_row_share<T, kVec, kThreads>(w, p.w, nvec, t);
+  walk_rows_prefetched<T, kVec, kThreads, kVecsPerThread>(
+      p.x, p.x_row_stride, p.rows, nvec,
+      [&](const Vec<T, kVec>(&x)[kVecsPerThread], std::int64_t row) {
+        float sum_sq = 0.f;
 #pragma unroll
-    for (int i = 0; i < kVecsPerThread; ++i) {
-      const std::int64_t j = t + i * kThreads;
-      if (j < nvec) dst[i] = load_vec<T, kVec>(x + j * kVec);
-    }
-  };
-  std::int64_t row = blockIdx.x;
-  if (row >= p.rows) return;  // whole CTA: no barrier follows
+        for (int i = 0; i < kVecsPerThread; ++i)
+          if (t + i * kThreads < nvec)
 #pragma unroll
-  for (int i = 0; i < kVecsPerThread; ++i) {
-    const std::int64_t j = t + i * kThreads;
-    if (j < nvec) w[i] = load_vec<T, kVec>(p.w + j * kVec);
-  }
-  load_row(cur, row);
-  for (; row < p.rows; row += gridDim.x) {
-    const std::int64_t following = row + gridDim.x;
-    if (following < p.rows) load_row(next, following);
-    float sum_sq = 0.f;
+            for (int e = 0; e < kVec; ++e) sum_sq += to_float(x[i].v[e]) * to_float(x[i].v[e]);
+        sum_sq = group_sum<kWarps>(sum_sq, scratch);
+        const float inv_rms = 1.f / sqrtf(sum_sq / static_cast<float>(p.cols) + p.eps);
+        T* y = p.y + row * p.y_row_stride;
 #pragma unroll
-    for (int i = 0; i < kVecsPerThread; ++i)
-      if (t + i * kThreads < nvec)
+        for (int i = 0; i < kVecsPerThread; ++i) {
+          const std::int64_t j = t + i * kThreads;
+          if (j < nvec) {
+            Vec<T, kVec> out;
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) sum_sq += to_float(cur[i].v[e]) * to_float(cur[i].v[e]);
-    sum_sq = group_sum<kWarps>(sum_sq, scratch);
-    const float inv_rms = 1.f / sqrtf(sum_sq / static_cast<float>(p.cols) + p.eps);
-    T* y = p.y + row * p.y_row_stride;
-#pragma unroll
-    for (int i = 0; i < kVecsPerThread; ++i) {
-      const std::int64_t j = t + i * kThreads;
-      if (j < nvec) {
-        Vec<T, kVec> out;
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          out.v[e] = from_float<T>(to_float(cur[i].v[e]) * inv_rms * to_float(w[i].v[e]));
-        store_vec<T, kVec>(y + j * kVec, out);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < kVecsPerThread; ++i) cur[i] = next[i];
-  }
+            for (int e = 0; e < kVec; ++e)
+              out.v[e] = from_float<T>(to_float(x[i].v[e]) * inv_rms * to_float(w[i].v[e]));
+            store_vec<T, kVec>(y + j * kVec, out);
+          }
+        }
+      });
 }
 
 }  // namespace

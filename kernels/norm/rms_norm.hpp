@@ -26,8 +26,8 @@ struct RmsNormArgs {
   std::int64_t y_row_stride = 0;  // elements, >= cols
   float eps = 1e-6f;
   DType dtype = DType::bf16;
-  int config = -1;  // index into kRowConfigs (common/row_config.hpp), then the persistent
-                    // configs (rms_norm.cu; tuning candidates); -1: heuristic
+  int config = -1;  // index into kRowConfigs, then kPersistentConfigs (common/row_config.hpp,
+                    // tuning candidates); -1: heuristic
 };
 
 /// Enqueues the kernel on `stream`. cudaErrorInvalidValue for malformed args; never throws,
