@@ -52,20 +52,19 @@ inline int current_sm_count() {
   return sms;
 }
 
-/// CTAs for a persistent kernel: as many as can be resident at once (ctas_per_sm, from the
-/// occupancy calculator), at most one per row.
-inline unsigned persistent_grid(int ctas_per_sm, std::int64_t rows) {
-  const std::int64_t resident = static_cast<std::int64_t>(ctas_per_sm > 0 ? ctas_per_sm : 1) *
-                                (current_sm_count() > 0 ? current_sm_count() : 1);
-  return static_cast<unsigned>(rows < resident ? rows : resident);
-}
-
-/// Resident CTAs per SM of `kernel` at `threads` threads (1 if it cannot be read).
-template <class Kernel>
-int ctas_per_sm(Kernel kernel, int threads) {
-  int n = 0;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) == cudaSuccess ? n
-                                                                                              : 1;
+/// Launches a persistent kernel (one that walks rows r, r + gridDim.x, ...): as many CTAs as
+/// can be resident at once, at most one per row. The occupancy is read once per kernel.
+template <auto kKernel, int kThreads, class Params>
+void launch_persistent(const Params& p, std::int64_t rows, cudaStream_t stream) {
+  static const int per_sm = [] {
+    int n = 0;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kKernel, kThreads, 0) == cudaSuccess
+               ? n
+               : 1;
+  }();
+  const int sms = current_sm_count();
+  const std::int64_t resident = std::int64_t{per_sm > 0 ? per_sm : 1} * (sms > 0 ? sms : 1);
+  kKernel<<<static_cast<unsigned>(rows < resident ? rows : resident), kThreads, 0, stream>>>(p);
 }
 
 }  // namespace ts::kernels

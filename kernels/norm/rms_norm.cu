@@ -31,9 +31,8 @@ void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
 template <class T, int kConfig>
 cudaError_t launch_rms_norm_persistent(const RmsNormArgs& a, cudaStream_t stream) {
   constexpr PersistentConfig c = kPersistentConfigs[kConfig];
-  auto* kernel = &rms_norm_persistent_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread>;
-  static const int per_sm = ctas_per_sm(kernel, c.threads);  // read once per instantiation
-  kernel<<<persistent_grid(per_sm, a.rows), c.threads, 0, stream>>>(params_of<T>(a));
+  launch_persistent<&rms_norm_persistent_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread>,
+                    c.threads>(params_of<T>(a), a.rows, stream);
   return cudaSuccess;
 }
 
