@@ -7,41 +7,38 @@ set side by side:
 dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,\
 launch__registers_per_thread python3 scripts/gpu/decode_probe.py --runs 2 > decode_probe.csv
 
-It also prints CUDA-event medians of the same calls (the L2 flushed by a read before each, as
-tileops bench does). Diagnostic only (not a test)."""
+It also prints the medians of the same calls timed as tileops bench times them (its _Timer: the
+L2 flushed by a read before each, CUDA events). Diagnostic only (not a test)."""
 
-import statistics
 import sys
+from functools import partial
 
 import torch
 
-from tileops.activation import SiluAndMulFwdOp
-from tileops.norm import LayerNormFwdOp, RMSNormFwdOp
+from tileops import registry, testing
+from tileops.bench import _Timer
+
+# (op, input shapes, params): the decode rows of specs/norm.yaml and specs/activation.yaml
+ROWS = [
+    ("RMSNormFwdOp", [(16, 4096), (4096,)], {"eps": 1e-6}),
+    ("RMSNormFwdOp", [(16, 8192), (8192,)], {"eps": 1e-6}),
+    ("LayerNormFwdOp", [(16, 4096), (4096,), (4096,)], {"eps": 1e-5}),
+    ("SiluAndMulFwdOp", [(16, 2 * 14336)], {}),
+]
 
 
 def cases():
-    dt, dev = torch.bfloat16, "cuda"
-    x4, x8 = torch.randn(16, 4096, device=dev, dtype=dt), torch.randn(16, 8192, device=dev, dtype=dt)
-    w4, w8 = torch.randn(4096, device=dev, dtype=dt), torch.randn(8192, device=dev, dtype=dt)
-    b4 = torch.randn(4096, device=dev, dtype=dt)
-    xs = torch.randn(16, 2 * 14336, device=dev, dtype=dt)
-    rms, ln, silu = RMSNormFwdOp(eps=1e-6), LayerNormFwdOp(eps=1e-5), SiluAndMulFwdOp()
-
-    def rms_ref(x, w):
-        xf = x.float()
-        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
-
-    def silu_ref(x):
-        g, u = x.chunk(2, -1)
-        return torch.nn.functional.silu(g) * u
-
-    ln_ref = lambda x, w, b: torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)  # noqa: E731
-    return [
-        ("rms 16x4096", lambda: rms(x4, w4), torch.compile(rms_ref), (x4, w4)),
-        ("rms 16x8192", lambda: rms(x8, w8), torch.compile(rms_ref), (x8, w8)),
-        ("layernorm 16x4096", lambda: ln(x4, w4, b4), torch.compile(ln_ref), (x4, w4, b4)),
-        ("silu_and_mul 16x14336", lambda: silu(xs), torch.compile(silu_ref), (xs,)),
-    ]
+    """(label, tileops call, torch.compile call): the compiled side is what tileops bench
+    compiles, testing.torch_equivalent."""
+    registry.load_builtin_ops()
+    for name, shapes, params in ROWS:
+        tensors = [torch.randn(s, device="cuda", dtype=torch.bfloat16) for s in shapes]
+        op = registry.get(name)(**params)
+        torch._dynamo.reset()  # each row compiles the same function afresh, as tileops bench
+        compiled = torch.compile(partial(testing.torch_equivalent, name), dynamic=False)
+        label = f"{name} {'x'.join(map(str, shapes[0]))}"
+        yield label, (lambda op=op, t=tensors: op(*t)), (
+            lambda c=compiled, t=tensors, p=params: c(t, p))
 
 
 def main() -> int:
@@ -49,23 +46,12 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=200, help="timed calls per side (2 under ncu)")
-    runs = p.parse_args().runs
-    flush = torch.empty(64 << 20, dtype=torch.float32, device="cuda")
-    for name, ours, compiled, args in cases():
-        for label, fn in (("tileops", ours), ("torch.compile", lambda: compiled(*args))):
-            for _ in range(3):
-                fn()  # compiles, binds, warms
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(runs):
-                flush.sum()  # the L2 flushed by a read, as tileops bench does
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                fn()
-                e.record()
-                e.synchronize()
-                times.append(s.elapsed_time(e) * 1e3)
-            print(f"{name:<24} {label:<14} {statistics.median(times):6.2f} us", flush=True)
+    timer = _Timer(max(p.parse_args().runs, 2))  # tileops bench's own timing: flush, events
+    for name, ours, compiled in cases():
+        for label, fn in (("tileops", ours), ("torch.compile", compiled)):
+            stats = timer(fn)
+            print(f"{name:<30} {label:<14} {stats['median_us']:6.2f} us "
+                  f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
     return 0
 
 
