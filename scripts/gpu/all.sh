@@ -4,10 +4,10 @@
 # $OUT/logs.tgz (the device returns at most 8 files), Inductor's caches as $OUT/inductor-cache.tgz.NN
 # (copy the parts to .gpu/ here so the next run starts warm).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: tileops tileops_bench tileops_tuned
-#                                                decode_probe gate tilesmith bench_quick
+#                                                decode_probe suite_probe gate tilesmith bench_quick
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
 #      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
-#      TILEOPS_TEST_FILTER (pytest -k for the tileops phase).
+#      TILEOPS_TEST_FILTER (pytest -k for the tileops phase), PROBE_PROBLEMS (suite_probe: names).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ts-gpu-out}
@@ -39,6 +39,7 @@ run_phase() {
       timeout "$((limit * 2 / 3))" ncu --clock-control none --csv --metrics \
         gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
         python3 scripts/gpu/decode_probe.py --runs 2 > "$dir/ncu.csv" 2> "$dir/ncu.log" ;;
+    suite_probe) timeout "$limit" python3 scripts/gpu/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
     tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
     bench_quick) OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1 ;;

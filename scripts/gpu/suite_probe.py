@@ -1,0 +1,87 @@
+"""Where a suite problem's time goes: Inductor's generated wrapper (saved), and per-kernel device
+time under torch.profiler for eager and Inductor default, side by side. A diagnostic for problems
+where Tilesmith finds nothing (e.g. eager beating Inductor); not part of any test.
+
+    python scripts/gpu/suite_probe.py OUT_DIR NAME [NAME ...]     # names of bench/suite/*.py
+"""
+
+import sys
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from tilesmith.bench import _Problem
+
+SUITE = Path(__file__).resolve().parents[2] / "bench" / "suite"
+
+
+def kernel_table(step, runs: int = 20) -> list[tuple[str, float, int]]:
+    """(kernel name, mean device us per step, launches per step), slowest first."""
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            step()
+        torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        if e.device_time_total > 0 and e.count >= runs:
+            rows.append((e.key, e.device_time_total / runs, e.count // runs))
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def step_time_us(step, runs: int = 200) -> float:
+    for _ in range(5):
+        step()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    begin.record()
+    for _ in range(runs):
+        step()
+    end.record()
+    torch.cuda.synchronize()
+    return begin.elapsed_time(end) * 1000 / runs
+
+
+def probe(name: str, out_dir: Path) -> None:
+    problem = _Problem(SUITE / f"{name}.py", seed=0, device="cuda")
+    codes = []
+    torch._dynamo.reset()
+    compiled = torch.compile(problem.fresh_model())
+    from torch._inductor.codecache import PyCodeCache
+
+    def module_files():
+        return {m.__file__ for m in PyCodeCache.modules if getattr(m, "__file__", None)}
+
+    before = module_files()
+    eager_step, _ = problem.step_fn(problem.fresh_model(), problem.fresh_model())
+    inductor_step, _ = problem.step_fn(compiled, compiled)
+    inductor_step()
+    for path in sorted(module_files() - before):
+        codes.append(Path(path).read_text())
+    (out_dir / f"{name}.wrappers.py").write_text("\n\n# ======== next module ========\n\n".join(codes))
+    lines = [f"# {name}"]
+    for label, step in (("eager", eager_step), ("inductor", inductor_step)):
+        lines.append(f"{label}: {step_time_us(step):.1f} us per step back to back")
+        for kernel, us, n in kernel_table(step):
+            lines.append(f"  {us:9.2f} us  x{n}  {kernel[:150]}")
+    report = "\n".join(lines)
+    print(report, flush=True)
+    (out_dir / f"{name}.kernels.txt").write_text(report + "\n")
+
+
+def main() -> int:
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in sys.argv[2:]:
+        try:
+            probe(name, out_dir)
+        except Exception as e:  # one problem's failure does not stop the others
+            print(f"# {name}: {type(e).__name__}: {e}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
