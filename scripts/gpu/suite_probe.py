@@ -1,10 +1,15 @@
-"""Where a suite problem's time goes: Inductor's generated wrapper (saved), and per-kernel device
-time under torch.profiler for eager and Inductor default, side by side. A diagnostic for problems
-where Tilesmith finds nothing (e.g. eager beating Inductor); not part of any test.
+"""Where a suite problem's time goes: Inductor's generated wrapper (saved), per-kernel device time
+under torch.profiler for eager and Inductor default side by side, the wrapper's call() alone on
+its own benchmark arguments, and the host functions a compiled step spends its time in
+(cProfile). A diagnostic for problems where Tilesmith finds nothing (e.g. eager beating
+Inductor); not part of any test.
 
     python scripts/gpu/suite_probe.py OUT_DIR NAME [NAME ...]     # names of bench/suite/*.py
 """
 
+import cProfile
+import io
+import pstats
 import sys
 from pathlib import Path
 
@@ -67,6 +72,24 @@ def probe(name: str, out_dir: Path) -> None:
         lines.append(f"{label}: {step_time_us(step):.1f} us per step back to back")
         for kernel, us, n in kernel_table(step):
             lines.append(f"  {us:9.2f} us  x{n}  {kernel[:150]}")
+    # Each wrapper's call() alone (what a Tilesmith rewrite can change), on the module's own
+    # benchmark arguments; call() empties the list it is given, so each call gets a fresh one.
+    for path in sorted(module_files() - before):
+        mod = next(m for m in PyCodeCache.modules if getattr(m, "__file__", None) == path)
+        if hasattr(mod, "call") and hasattr(mod, "get_args"):
+            args = mod.get_args()
+            lines.append(f"call() of {Path(path).name}: "
+                         f"{step_time_us(lambda: mod.call(list(args))):.1f} us back to back")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(300):
+        inductor_step()
+    torch.cuda.synchronize()
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
+    lines.append("host time of 300 inductor steps by function (tottime):")
+    lines += [f"  {line}" for line in text.getvalue().splitlines() if line.strip()][-22:]
     report = "\n".join(lines)
     print(report, flush=True)
     (out_dir / f"{name}.kernels.txt").write_text(report + "\n")
