@@ -42,7 +42,11 @@ run_phase() {
     suite_probe) timeout "$limit" python3 scripts/gpu/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
     tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
-    bench_quick) OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1 ;;
+    bench_quick)  # the Tilesmith runs' tracks (attempts, gate reports) come back as tracks.tgz
+      OUT=$dir timeout "$limit" bash scripts/gpu/bench.sh ${BENCH_SELECTION:-quick} $((limit - 15)) > "$dir/run.log" 2>&1
+      local bench_rc=$?
+      tar czf "$dir/tracks.tgz" -C "$TILESMITH_CACHE_DIR" runs 2>/dev/null
+      (exit $bench_rc) ;;
     *) echo "unknown phase $name" > "$dir/run.log"; false ;;
   esac
   local rc=$?
