@@ -139,6 +139,46 @@ def test_outputs_match_the_original_and_are_fresh_every_call():
     assert results[-1][0][0].data_ptr() != results[-2][0][0].data_ptr()
 
 
+def test_a_loop_keeping_only_the_last_output_alternates_two_handouts_without_copies():
+    # `y = f(x)` in a loop: the previous y is alive during the call, then dropped.
+    runtime = make()
+    w = torch.randn(16, 8)
+    ptrs, y = [], None
+    with cpu_cuda_api():
+        for step in range(8):
+            x = torch.randn(4, 16)
+            exp = run_reference([w, x, 2.0])
+            y = runtime(eager_of(forward_like), [w, x, 2.0])
+            torch.testing.assert_close(y[0], exp[0], rtol=0, atol=0)
+            torch.testing.assert_close(y[1], exp[1], rtol=0, atol=0)
+            assert y[5] is y[0] and y[0].untyped_storage().data_ptr() == y[1].untyped_storage().data_ptr()
+            ptrs.append(y[0].untyped_storage().data_ptr())
+            if step >= 1:  # a handout's own storage, not a copy
+                handed = {flat.untyped_storage().data_ptr()
+                          for h in runtime.state["handouts"] for flat, _, _ in h["pools"]}
+                assert ptrs[-1] in handed
+    assert runtime.captures == 1 and runtime.handout_captures == 2
+    assert len(set(ptrs[1:])) == 2  # the two handouts, in turn
+    assert all(a != b for a, b in zip(ptrs[1:], ptrs[2:]))
+
+
+def test_held_outputs_and_views_of_them_are_never_overwritten():
+    runtime = make()
+    w = torch.randn(16, 8)
+    kept = []  # a view of one output per call, and what it must keep holding
+    with cpu_cuda_api():
+        for step in range(7):
+            x = torch.randn(4, 16)
+            out = runtime(eager_of(forward_like), [w, x, 2.0])
+            row = out[1][1:]  # only a view survives the call
+            kept.append((row, row.clone()))
+            del out
+    for row, value in kept:
+        torch.testing.assert_close(row, value, rtol=0, atol=0)
+    assert runtime.handout_captures == 2  # both held for good: later calls copy out
+    assert len({row.untyped_storage().data_ptr() for row, _ in kept}) == len(kept)
+
+
 def test_parameter_read_in_place_sees_updates_and_a_moved_parameter_falls_back():
     runtime = make()
     w = torch.randn(16, 8)
@@ -222,11 +262,17 @@ def test_real_cuda_graph_replay_matches_eager():
     cls = load_runtime()
     runtime = cls()
     w = torch.randn(64, 32, device="cuda")
-    for _ in range(5):
+    held = []  # every third call's output is kept: the handouts it lives in are not replayed
+    for step in range(9):
         x = torch.randn(8, 64, device="cuda")
         out = runtime(eager_of(forward_like), [w, x, 2.0])
         torch.testing.assert_close(out[0], (x @ w) * 2.0)
-    assert runtime.captures == 1 and runtime.disabled is None
+        if step % 3 == 0:
+            held.append((out[1], out[1].clone()))
+    torch.cuda.synchronize()
+    for value, expected in held:
+        torch.testing.assert_close(value, expected, rtol=0, atol=0)
+    assert runtime.captures == 1 and runtime.handout_captures == 2 and runtime.disabled is None
 
 
 def test_inputs_copied_at_first_are_read_in_place_once_their_address_settles():
@@ -359,4 +405,5 @@ def test_cublas_workspaces_are_cleared_around_every_capture():
         for _ in range(4):
             runtime(eager_of(forward_like), [w, x, 2.0])
     assert runtime.captures >= 1
-    assert events == ["clear", "begin", "end", "clear"] * runtime.captures
+    assert runtime.handout_captures >= 1
+    assert events == ["clear", "begin", "end", "clear"] * (runtime.captures + runtime.handout_captures)

@@ -1,4 +1,4 @@
-# ---- tilesmith-search: CUDA graph replay of call() (runtime v2) ----
+# ---- tilesmith-search: CUDA graph replay of call() (runtime v3) ----
 # Inserted by the built-in search agent (core/agent/search_rewrite.cpp); the original launch
 # sequence is kept verbatim as `_ts_call_eager` and stays the fallback.
 #
@@ -13,10 +13,16 @@
 #            used first, one memory pool); each call replays the one reading the most inputs in
 #            place, and captures a new one only when an input it copies has become stable, so
 #            addresses that never repeat cost a copy, not a capture per call.
-#   outputs: fresh tensors every call: the graph's output storages are copied out of its pool
-#            in one batched copy per dtype and the outputs rebuilt with their sizes, strides,
-#            offsets and mutual aliasing; a returned input is this call's very input object, and
-#            a view of an input is rebuilt on this call's input.
+#   outputs: fresh tensors every call, never storage that anything still holds. Each graph
+#            has up to HANDOUTS extra captures of the same launch sequence whose output storages
+#            are handed out as they are: one is replayed only when nothing outside the runtime
+#            holds any of its output storages any more (their use count is back to what the
+#            runtime's own references make it, on the stream it last ran on), so `y = f(x)` in a
+#            loop alternates between two of them and copies nothing. When every one is held, the
+#            first capture runs and its outputs are copied out of its pool in one batched copy per
+#            dtype. Either way the outputs are rebuilt with their sizes, strides, offsets and
+#            mutual aliasing; a returned input is this call's very input object, and a view of
+#            an input is rebuilt on this call's input.
 # Anything else (a CPU tensor, another input signature, an error during capture) runs the
 # original instead, so behaviour never changes, only launch overhead.
 def _ts_clear_cublas_workspaces():
@@ -27,7 +33,9 @@ def _ts_clear_cublas_workspaces():
 
 class _TsGraphedCall:
     MAX_GRAPHS = 6  # kept at once (least recently used dropped)
-    MAX_CAPTURES = 16  # over the module's life; then only the graphs it has
+    MAX_CAPTURES = 16  # graphs over the module's life; then only the graphs it has
+    HANDOUTS = 2  # extra captures per graph whose outputs are handed out without a copy
+    HANDOUT_MAX_BYTES = 1 << 30  # each keeps its own outputs resident: only for smaller outputs
     RECENT = 8  # addresses remembered per input (its last calls)
     ROTATION = 3  # stable: at most this many distinct addresses among them, this one recent
 
@@ -41,7 +49,8 @@ class _TsGraphedCall:
         self.recent = None  # per input: its addresses in the last RECENT calls
         self.graphs = []  # replay plans, most recently used first
         self.pool = None  # the memory pool the graphs share
-        self.captures = 0
+        self.captures = 0  # graphs captured (the extra captures of each: handout_captures)
+        self.handout_captures = 0
         self.replays = 0
         self._graph_factory = graph_factory or torch.cuda.CUDAGraph
         self._stream_factory = stream_factory or torch.cuda.Stream
@@ -116,7 +125,7 @@ class _TsGraphedCall:
                 self.graphs.remove(best)
                 self.graphs.insert(0, best)
             if settled or self.captures >= self.MAX_CAPTURES:
-                return self._replay(best, args)
+                return self._replay(best, args, eager)
         elif self.captures >= self.MAX_CAPTURES:
             return eager(args)
         try:
@@ -128,7 +137,7 @@ class _TsGraphedCall:
         self.captures += 1
         self.graphs.insert(0, g)
         del self.graphs[self.MAX_GRAPHS:]
-        return self._replay(g, args)
+        return self._replay(g, args, eager)
 
     def _remember(self, ptrs):
         for recent, p in zip(self.recent, ptrs):
@@ -165,6 +174,11 @@ class _TsGraphedCall:
                 buf.copy_(a)
                 static[i] = buf
                 copied.append(i)
+        graph, outs = self._record(eager, static, device)
+        return self._plan(graph, outs, static, n, inplace, copied, scalars)
+
+    def _record(self, eager, static, device):
+        """One warm-up of the launch sequence on a side stream, then its capture there."""
         with torch.cuda.device(device):
             current = torch.cuda.current_stream(device)
             side = self._stream_factory(device=device)
@@ -193,9 +207,9 @@ class _TsGraphedCall:
             current.wait_stream(side)
         if self.pool is None:
             self.pool = graph.pool()
-        return self._plan(graph, outs, args, static, n, inplace, copied, scalars)
+        return graph, outs
 
-    def _plan(self, graph, outs, args, static, n, inplace, copied, scalars):
+    def _plan(self, graph, outs, static, n, inplace, copied, scalars):
         # Where each output lives: an input, a view of an input, or the graph's pool.
         input_storages = {}
         for i, s in enumerate(static):
@@ -251,25 +265,64 @@ class _TsGraphedCall:
             "pool_groups": tuple((tuple(gs), tuple(pools[g][0] for g in gs)) for gs in groups.values()),
             "device": static[inplace[0][0]].device if inplace else static[copied[0]].device,
             "plan": tuple(plan),
+            "out_bytes": sum(numel * flat.element_size() for flat, numel, _ in pools),
+            "handouts": [],  # the extra captures (_handout)
         }
 
-    def _replay(self, st, args):
+    # An extra capture of `st`'s launch sequence whose output storages are handed out as they
+    # are, or None when there is none free and no more may be made. Captured before this call's
+    # inputs are copied in: the warm-up runs on the static inputs as `st`'s capture did.
+    def _handout(self, st, eager):
+        stream = getattr(torch.cuda.current_stream(st["device"]), "cuda_stream", None)
+        for h in st["handouts"]:
+            if h["stream"] == stream and all(
+                    torch._C._storage_Use_Count(r.cdata) == n for r, n in zip(h["refs"], h["counts"])):
+                return h
+        if (len(st["handouts"]) >= self.HANDOUTS or st["out_bytes"] > self.HANDOUT_MAX_BYTES
+                or st.get("no_handout")):
+            return None
+        try:
+            graph, outs = self._record(eager, list(st["static"]), st["device"])
+            twin = self._plan(graph, outs, st["static"], st["n"], st["inplace"], st["copied"],
+                              st["scalars"])
+        except Exception:  # a second capture failed: keep copying out of the first one
+            st["no_handout"] = True
+            return None
+        self.handout_captures += 1
+        del outs
+        if twin["plan"] != st["plan"] or [p[1:] for p in twin["pools"]] != [p[1:] for p in st["pools"]]:
+            st["no_handout"] = True  # another layout of outputs: not the same launch sequence
+            return None
+        from torch.multiprocessing.reductions import StorageWeakRef
+
+        refs = [StorageWeakRef(flat.untyped_storage()) for flat, _, _ in twin["pools"]]
+        h = {"graph": graph, "pools": twin["pools"], "refs": refs, "stream": stream,
+             # what the runtime's own references (the flat views) make each use count
+             "counts": [torch._C._storage_Use_Count(r.cdata) for r in refs]}
+        st["handouts"].append(h)
+        return h
+
+    def _replay(self, st, args, eager):
         static, copied = st["static"], st["copied"]
+        h = self._handout(st, eager) if st["pools"] else None
         if len(copied) > 1:
             torch._foreach_copy_([static[i] for i in copied], [args[i] for i in copied])
         elif copied:
             static[copied[0]].copy_(args[copied[0]])
-        st["graph"].replay()
+        (h or st)["graph"].replay()
         for i in st["written"]:
             args[i].copy_(static[i])
-        # Fresh output storages, one batched copy per dtype out of the graph's pool.
-        device = st["device"]
-        fresh = [torch.empty((numel,), dtype=dtype, device=device) for _, numel, dtype in st["pools"]]
-        for gs, sources in st["pool_groups"]:
-            if len(gs) > 1:
-                torch._foreach_copy_([fresh[g] for g in gs], list(sources))
-            else:
-                fresh[gs[0]].copy_(sources[0])
+        if h is not None:  # nothing else holds these storages: hand them out as they are
+            fresh = [flat for flat, _, _ in h["pools"]]
+        else:  # fresh output storages, one batched copy per dtype out of the graph's pool
+            device = st["device"]
+            fresh = [torch.empty((numel,), dtype=dtype, device=device)
+                     for _, numel, dtype in st["pools"]]
+            for gs, sources in st["pool_groups"]:
+                if len(gs) > 1:
+                    torch._foreach_copy_([fresh[g] for g in gs], list(sources))
+                else:
+                    fresh[gs[0]].copy_(sources[0])
         out = []
         reinterpret = torch._C._dynamo.guards._reinterpret_tensor
         for entry in st["plan"]:
