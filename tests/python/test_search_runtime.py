@@ -93,10 +93,11 @@ def make(written=(), clear_workspaces=lambda: None):
 # two outputs sharing one buffer, a scalar and a None.
 def forward_like(args):
     w, x, scale = args
-    h = torch.empty_strided((x.shape[0], w.shape[1]), (w.shape[1], 1), dtype=x.dtype)
+    h = torch.empty_strided((x.shape[0], w.shape[1]), (w.shape[1], 1), dtype=x.dtype,
+                            device=x.device)
     torch.mm(x, w, out=h)
     h.mul_(scale)
-    buf = torch.empty(2 * h.numel(), dtype=h.dtype)
+    buf = torch.empty(2 * h.numel(), dtype=h.dtype, device=h.device)
     buf[: h.numel()].copy_(h.flatten())
     buf[h.numel():].copy_(h.flatten().relu())
     a = torch._C._dynamo.guards._reinterpret_tensor(buf, h.shape, h.stride(), 0)
@@ -143,10 +144,10 @@ def test_a_loop_keeping_only_the_last_output_alternates_two_handouts_without_cop
     # `y = f(x)` in a loop: the previous y is alive during the call, then dropped.
     runtime = make()
     w = torch.randn(16, 8)
+    xs = [torch.randn(4, 16) for _ in range(8)]  # all alive: never at a repeated address
     ptrs, y = [], None
     with cpu_cuda_api():
-        for step in range(8):
-            x = torch.randn(4, 16)
+        for step, x in enumerate(xs):
             exp = run_reference([w, x, 2.0])
             y = runtime(eager_of(forward_like), [w, x, 2.0])
             torch.testing.assert_close(y[0], exp[0], rtol=0, atol=0)
@@ -167,8 +168,7 @@ def test_held_outputs_and_views_of_them_are_never_overwritten():
     w = torch.randn(16, 8)
     kept = []  # a view of one output per call, and what it must keep holding
     with cpu_cuda_api():
-        for step in range(7):
-            x = torch.randn(4, 16)
+        for x in [torch.randn(4, 16) for _ in range(7)]:
             out = runtime(eager_of(forward_like), [w, x, 2.0])
             row = out[1][1:]  # only a view survives the call
             kept.append((row, row.clone()))
@@ -263,8 +263,8 @@ def test_real_cuda_graph_replay_matches_eager():
     runtime = cls()
     w = torch.randn(64, 32, device="cuda")
     held = []  # every third call's output is kept: the handouts it lives in are not replayed
-    for step in range(9):
-        x = torch.randn(8, 64, device="cuda")
+    xs = [torch.randn(8, 64, device="cuda") for _ in range(9)]  # distinct addresses: copied in
+    for step, x in enumerate(xs):
         out = runtime(eager_of(forward_like), [w, x, 2.0])
         torch.testing.assert_close(out[0], (x @ w) * 2.0)
         if step % 3 == 0:
@@ -278,9 +278,11 @@ def test_real_cuda_graph_replay_matches_eager():
 def test_inputs_copied_at_first_are_read_in_place_once_their_address_settles():
     # The gate's correctness trials pass fresh tensors each time; its timing then reuses them.
     runtime = make()
+    trials = []  # kept alive, so no trial's tensors land at an address an earlier one had
     with cpu_cuda_api():
         for _ in range(3):  # warm-up, capture (everything copied), one replay
             w, x = torch.randn(16, 8), torch.randn(4, 16)
+            trials.append((w, x))
             out = runtime(eager_of(forward_like), [w, x, 1.0])
             torch.testing.assert_close(out[0], x @ w)
         assert runtime.captures == 1 and runtime.state["inplace"] == ()
