@@ -66,12 +66,16 @@ class _TsGraphedCall:
         key, ptrs, device = [], [], None
         for a in args:
             if isinstance(a, torch.Tensor):
-                if a.device.type != self.device_type or (device is not None and a.device != device):
+                d = a.device
+                if device is None:
+                    if d.type != self.device_type:
+                        return None, None, None
+                    device = d
+                elif d != device:
                     return None, None, None
-                device = a.device
                 # No storage offset: a copied input lands in its own buffer and an in-place one
                 # is matched by address, so a slice at another offset is the same call.
-                key.append((a.dtype, tuple(a.shape), a.stride()))
+                key.append((a.dtype, a.shape, a.stride()))
                 ptrs.append(a.data_ptr())
             elif a is None or isinstance(a, (bool, int, float)):
                 key.append((type(a), a))
@@ -92,6 +96,7 @@ class _TsGraphedCall:
                 return eager(args)
             self.key, self.device = key, device
             self.recent = [[] for _ in args]
+            self.seen = [{} for _ in args]  # per input: address -> times among its recent ones
             self._remember(ptrs)
             return eager(args)
         if torch.cuda.is_current_stream_capturing():
@@ -104,9 +109,8 @@ class _TsGraphedCall:
         # each step, a few in rotation); an input at ever new or scattered addresses is copied.
         stable = [None] * len(ptrs)
         for i, p in enumerate(ptrs):
-            recent = self.recent[i]
-            if (p is not None and i not in self.written and p in recent[-self.ROTATION:]
-                    and len(set(recent)) <= self.ROTATION):
+            if (p is not None and i not in self.written and len(self.seen[i]) <= self.ROTATION
+                    and p in self.recent[i][-self.ROTATION:]):
                 stable[i] = p
         self._remember(ptrs)
         # The first graph (most recently used first) that fits this call and copies no stable
@@ -140,10 +144,17 @@ class _TsGraphedCall:
         return self._replay(g, args, eager)
 
     def _remember(self, ptrs):
-        for recent, p in zip(self.recent, ptrs):
+        for recent, seen, p in zip(self.recent, self.seen, ptrs):
+            if seen.get(p) == self.RECENT:
+                continue  # its last RECENT calls were all at p: appending p changes nothing
             recent.append(p)
+            seen[p] = seen.get(p, 0) + 1
             if len(recent) > self.RECENT:
-                del recent[0]
+                old = recent.pop(0)
+                if seen[old] == 1:
+                    del seen[old]
+                else:
+                    seen[old] -= 1
 
     @staticmethod
     def _matches(g, args):
@@ -274,10 +285,14 @@ class _TsGraphedCall:
     # inputs are copied in: the warm-up runs on the static inputs as `st`'s capture did.
     def _handout(self, st, eager):
         stream = getattr(torch.cuda.current_stream(st["device"]), "cuda_stream", None)
+        use_count = torch._C._storage_Use_Count
         for h in st["handouts"]:
-            if h["stream"] == stream and all(
-                    torch._C._storage_Use_Count(r.cdata) == n for r, n in zip(h["refs"], h["counts"])):
-                return h
+            if h["stream"] == stream:
+                for r, n in h["counts"]:
+                    if use_count(r.cdata) != n:
+                        break
+                else:
+                    return h
         if (len(st["handouts"]) >= self.HANDOUTS or st["out_bytes"] > self.HANDOUT_MAX_BYTES
                 or st.get("no_handout")):
             return None
@@ -296,9 +311,9 @@ class _TsGraphedCall:
         from torch.multiprocessing.reductions import StorageWeakRef
 
         refs = [StorageWeakRef(flat.untyped_storage()) for flat, _, _ in twin["pools"]]
-        h = {"graph": graph, "pools": twin["pools"], "refs": refs, "stream": stream,
-             # what the runtime's own references (the flat views) make each use count
-             "counts": [torch._C._storage_Use_Count(r.cdata) for r in refs]}
+        h = {"graph": graph, "pools": twin["pools"], "stream": stream,
+             # each storage with the use count the runtime's own references (the flat views) make
+             "counts": [(r, use_count(r.cdata)) for r in refs]}
         st["handouts"].append(h)
         return h
 
