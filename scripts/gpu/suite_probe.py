@@ -50,6 +50,28 @@ def step_time_us(step, runs: int = 200) -> float:
     return begin.elapsed_time(end) * 1000 / runs
 
 
+def load_graph_runtime():
+    """The CUDA graph runtime the search agent pastes into candidates, as a class."""
+    source = SUITE.parents[1] / "core" / "agent" / "search" / "cuda_graph_runtime.py"
+    scope = {"torch": torch}
+    exec(compile(source.read_text(), str(source), "exec"), scope)
+    return scope["_TsGraphedCall"]
+
+
+def profile_lines(step, title: str, calls: int = 300) -> list[str]:
+    """The host functions `calls` steps spend their time in (cProfile, by own time)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        step()
+    torch.cuda.synchronize()
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
+    return [f"{title} by function (tottime):"] + [
+        f"  {line}" for line in text.getvalue().splitlines() if line.strip()][-22:]
+
+
 def probe(name: str, out_dir: Path) -> None:
     problem = _Problem(SUITE / f"{name}.py", seed=0, device="cuda")
     codes = []
@@ -80,16 +102,18 @@ def probe(name: str, out_dir: Path) -> None:
             args = mod.get_args()
             lines.append(f"call() of {Path(path).name}: "
                          f"{step_time_us(lambda: mod.call(list(args))):.1f} us back to back")
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(300):
-        inductor_step()
-    torch.cuda.synchronize()
-    profiler.disable()
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(18)
-    lines.append("host time of 300 inductor steps by function (tottime):")
-    lines += [f"  {line}" for line in text.getvalue().splitlines() if line.strip()][-22:]
+            # The same call() through the search agent's CUDA graph runtime (what its cuda_graph
+            # candidate runs), with `y = f(x)` ownership: the last output alive during the call.
+            graphed, last = load_graph_runtime()(), [None]
+
+            def graphed_call():
+                last[0] = graphed(mod.call, list(args))
+
+            lines.append(f"  through the CUDA graph runtime: {step_time_us(graphed_call):.1f} us "
+                         f"back to back ({graphed.captures} graph(s), {graphed.handout_captures} "
+                         f"handout capture(s), disabled: {graphed.disabled})")
+            lines += profile_lines(graphed_call, "  host time of 300 graphed calls")
+    lines += profile_lines(inductor_step, "host time of 300 inductor steps")
     report = "\n".join(lines)
     print(report, flush=True)
     (out_dir / f"{name}.kernels.txt").write_text(report + "\n")
