@@ -4,7 +4,8 @@
 # $OUT/logs.tgz (the device returns at most 8 files), Inductor's caches as $OUT/inductor-cache.tgz.NN
 # (copy the parts to .gpu/ here so the next run starts warm).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: tileops tileops_bench tileops_tuned
-#                                                decode_probe suite_probe gate tilesmith bench_quick
+#                                                decode_probe suite_probe search_runtime gate
+#                                                tilesmith bench_quick
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
 #      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
 #      TILEOPS_TEST_FILTER (pytest -k for the tileops phase), PROBE_PROBLEMS (suite_probe: names).
@@ -39,6 +40,8 @@ run_phase() {
       timeout "$((limit * 2 / 3))" ncu --clock-control none --csv --metrics \
         gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
         python3 scripts/gpu/decode_probe.py --runs 2 > "$dir/ncu.csv" 2> "$dir/ncu.log" ;;
+    search_runtime)  # the CUDA graph runtime of the search agent on real graphs (tests marked gpu)
+      timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider tests/python/test_search_runtime.py -rfE > "$dir/pytest.log" 2>&1 ;;
     suite_probe) timeout "$limit" python3 scripts/gpu/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
     tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
