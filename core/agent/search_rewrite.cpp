@@ -1,6 +1,9 @@
 // The search agent's rewrites: text transformations of an Inductor CUDA wrapper (torch 2.11).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,6 +21,8 @@ const char* rewrite_kind_name(RewriteKind kind) noexcept {
       return "cuda_graph";
     case RewriteKind::autotune:
       return "autotune";
+    case RewriteKind::epilogue:
+      return "epilogue";
   }
   return "unknown";
 }
@@ -468,6 +473,187 @@ std::string cuda_graph_blocker(std::string_view text, const std::vector<std::str
   return {};
 }
 
+// ---- epilogue: what an in-place elementwise kernel computes ------------------------------------
+//
+// Inductor writes an elementwise kernel as one load, a chain of `tmpN = <expr>` and one store.
+// For a kernel that loads and stores only in_out_ptr0 at x0, the chain is evaluated here on
+// sample points (the forms Inductor emits: tl.full constants, + - * /, .to() casts, libdevice
+// erf/tanh, triton_helpers maximum/minimum); anything else is not a plain activation.
+using Value = std::optional<double>;
+
+struct ElementwiseChain {
+  std::map<std::string, std::string, std::less<>> defs;  // tmpN -> expression
+  std::string result;                                    // the stored tmp
+};
+
+std::optional<ElementwiseChain> inplace_chain(std::string_view text, const KernelSource& k) {
+  if (k.heuristic != "pointwise" || k.params.size() != 3 || k.params[0] != "in_out_ptr0" ||
+      k.params[1] != "xnumel" || k.params[2] != "XBLOCK")
+    return std::nullopt;
+  std::string_view body = text.substr(k.body_begin, k.body_end - k.body_begin);
+  auto def = body.find("def " + k.name + "(");
+  if (def == std::string_view::npos) return std::nullopt;
+  ElementwiseChain chain;
+  bool indexed = false;
+  int loads = 0, stores = 0;
+  auto lines = split_lines(body.substr(def));
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto code = trim(code_part(lines[i]));
+    if (code.empty()) continue;
+    if (starts_with(code, "xnumel = ") || starts_with(code, "xoffset = ") ||
+        starts_with(code, "xindex = ") || starts_with(code, "xmask = "))
+      continue;
+    if (code == "x0 = xindex") {
+      indexed = true;
+      continue;
+    }
+    if (starts_with(code, "tl.store(in_out_ptr0 + (x0), ")) {
+      auto args = split_top_level(code.substr(9, code.size() - 10), ',');
+      if (args.size() < 2 || code.back() != ')') return std::nullopt;
+      chain.result = std::string(args[1]);
+      ++stores;
+      continue;
+    }
+    auto eq = code.find(" = ");
+    if (eq == std::string_view::npos || !starts_with(code, "tmp")) return std::nullopt;
+    auto rhs = code.substr(eq + 3);
+    if (rhs.find("tl.load(") != std::string_view::npos) {
+      if (!starts_with(rhs, "tl.load(in_out_ptr0 + (x0), ")) return std::nullopt;
+      ++loads;
+    }
+    chain.defs.emplace(std::string(code.substr(0, eq)), std::string(rhs));
+  }
+  if (!indexed || loads != 1 || stores != 1 || !chain.defs.count(chain.result)) return std::nullopt;
+  return chain;
+}
+
+Value evaluate(const ElementwiseChain& chain, std::string_view expr, double x, int depth = 0) {
+  if (depth > 64) return std::nullopt;
+  expr = trim(expr);
+  // Casts: `<e>.to(tl.float32)`; precision is not what tells the activations apart.
+  while (expr.size() > 2 && expr.back() == ')') {
+    auto to = expr.rfind(".to(");
+    if (to == std::string_view::npos || matching_paren(expr, to + 3) != expr.size() - 1) break;
+    expr = trim(expr.substr(0, to));
+  }
+  if (starts_with(expr, "tl.load(")) return x;
+  if (auto d = chain.defs.find(expr); d != chain.defs.end())
+    return evaluate(chain, d->second, x, depth + 1);
+  auto call_args = [&](std::string_view name) -> std::optional<std::vector<std::string_view>> {
+    if (!starts_with(expr, name) || expr.back() != ')') return std::nullopt;
+    if (matching_paren(expr, name.size() - 1) != expr.size() - 1) return std::nullopt;
+    return split_top_level(expr.substr(name.size(), expr.size() - name.size() - 1), ',');
+  };
+  if (auto a = call_args("tl.full("); a && a->size() == 3) {
+    std::string c(trim((*a)[1]));
+    char* end = nullptr;
+    double v = std::strtod(c.c_str(), &end);
+    if (end == c.c_str() || *end != '\0') return std::nullopt;
+    return v;
+  }
+  for (auto [name, fn] : {std::pair{"libdevice.erf(", +[](double v) { return std::erf(v); }},
+                          std::pair{"libdevice.tanh(", +[](double v) { return std::tanh(v); }}}) {
+    if (auto a = call_args(name); a && a->size() == 1) {
+      auto v = evaluate(chain, (*a)[0], x, depth + 1);
+      return v ? Value(fn(*v)) : std::nullopt;
+    }
+  }
+  for (auto [name, pick_max] :
+       {std::pair{"triton_helpers.maximum(", true}, std::pair{"triton_helpers.minimum(", false}}) {
+    if (auto a = call_args(name); a && a->size() == 2) {
+      auto u = evaluate(chain, (*a)[0], x, depth + 1), v = evaluate(chain, (*a)[1], x, depth + 1);
+      if (!u || !v) return std::nullopt;
+      return pick_max ? std::max(*u, *v) : std::min(*u, *v);
+    }
+  }
+  if (starts_with(expr, "-") && is_identifier(expr.substr(1))) {
+    auto v = evaluate(chain, expr.substr(1), x, depth + 1);
+    return v ? Value(-*v) : std::nullopt;
+  }
+  for (char op : {'+', '-', '*', '/'}) {  // `tmpA <op> tmpB`, as Inductor writes binary ops
+    const std::string sep = fmt::format(" {} ", op);
+    auto at = expr.find(sep);
+    if (at == std::string_view::npos) continue;
+    auto lhs = trim(expr.substr(0, at)), rhs = trim(expr.substr(at + 3));
+    if (!is_identifier(lhs) || !is_identifier(rhs)) return std::nullopt;
+    auto u = evaluate(chain, lhs, x, depth + 1), v = evaluate(chain, rhs, x, depth + 1);
+    if (!u || !v) return std::nullopt;
+    switch (op) {
+      case '+':
+        return *u + *v;
+      case '-':
+        return *u - *v;
+      case '*':
+        return *u * *v;
+      default:
+        return *v == 0 ? std::nullopt : Value(*u / *v);
+    }
+  }
+  return std::nullopt;
+}
+
+enum class Activation { none, relu, gelu_tanh, gelu_erf };
+
+// Which activation kernel `k` applies in place to its one buffer, if that is all it does.
+Activation inplace_activation(std::string_view text, const KernelSource& k) {
+  auto chain = inplace_chain(text, k);
+  if (!chain) return Activation::none;
+  const double kSqrt2OverPi = 0.7978845608028654;
+  auto relu = [](double v) { return std::max(v, 0.0); };
+  auto gelu_tanh = [&](double v) {
+    return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v)));
+  };
+  auto gelu_erf = [](double v) { return 0.5 * v * (1.0 + std::erf(v * 0.7071067811865476)); };
+  bool is_relu = true, is_tanh = true, is_erf = true;
+  for (double x : {-4.0, -1.5, -0.3, 0.0, 0.2, 0.9, 3.1}) {
+    auto y = evaluate(*chain, chain->result, x);
+    if (!y) return Activation::none;
+    auto near = [&](double want) { return std::abs(*y - want) <= 1e-6 * (1.0 + std::abs(want)); };
+    is_relu = is_relu && near(relu(x));
+    is_tanh = is_tanh && near(gelu_tanh(x));
+    is_erf = is_erf && near(gelu_erf(x));
+  }
+  return is_relu   ? Activation::relu
+         : is_tanh ? Activation::gelu_tanh
+         : is_erf  ? Activation::gelu_erf
+                   : Activation::none;
+}
+
+// Sizes and strides of `buf = empty_strided_cuda((..), (..), dtype)` in call()'s body, when
+// the buffer is contiguous row-major: its element count, else nullopt.
+std::optional<long long> contiguous_numel(const std::vector<std::string_view>& lines,
+                                          const CallSite& site, std::string_view buf) {
+  const std::string head = std::string(buf) + " = empty_strided_cuda(";
+  for (size_t i = site.body_begin; i < site.body_end; ++i) {
+    auto code = trim(code_part(lines[i]));
+    if (!starts_with(code, head)) continue;
+    auto args = split_top_level(code.substr(head.size(), code.size() - head.size() - 1), ',');
+    if (args.size() != 3) return std::nullopt;
+    auto ints = [](std::string_view tuple) -> std::optional<std::vector<long long>> {
+      tuple = trim(tuple);
+      if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')') return std::nullopt;
+      std::vector<long long> out;
+      for (auto e : split_top_level(tuple.substr(1, tuple.size() - 2), ',')) {
+        std::string v(e);
+        char* end = nullptr;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0') return std::nullopt;
+        out.push_back(n);
+      }
+      return out;
+    };
+    auto sizes = ints(args[0]), strides = ints(args[1]);
+    if (!sizes || !strides || sizes->size() != strides->size()) return std::nullopt;
+    long long numel = 1;
+    for (size_t d = sizes->size(); d-- > 0;) {
+      if ((*strides)[d] != numel && (*sizes)[d] != 1) return std::nullopt;
+      numel *= (*sizes)[d];
+    }
+    return numel;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 }  // namespace detail
@@ -608,12 +794,100 @@ Expected<std::string> rewrite_autotune(std::string_view wrapper, std::uint64_t s
   return out;
 }
 
+Expected<std::string> rewrite_epilogue(std::string_view wrapper) {
+  using detail::Activation;
+  auto site = detail::find_call_site(wrapper);
+  if (!site) return tl::unexpected(site.error());
+  auto lines = detail::split_lines(wrapper);
+  std::map<std::string, Activation, std::less<>> activation;
+  for (const auto& k : detail::find_kernels(wrapper))
+    if (auto a = detail::inplace_activation(wrapper, k); a != Activation::none)
+      activation[k.name] = a;
+
+  std::map<size_t, std::string> replaced;  // line -> new text
+  bool erf_seen = false;
+  for (size_t i = site->body_begin; i < site->body_end; ++i) {
+    auto code = detail::trim(detail::code_part(lines[i]));
+    const std::string_view head = "extern_kernels.addmm(";
+    if (!detail::starts_with(code, head) || code.back() != ')' ||
+        detail::matching_paren(code, head.size() - 1) != code.size() - 1)
+      continue;
+    auto args =
+        detail::split_top_level(code.substr(head.size(), code.size() - head.size() - 1), ',');
+    if (args.size() != 6 || !detail::starts_with(args[3], "alpha=") ||
+        !detail::starts_with(args[4], "beta=") || !detail::starts_with(args[5], "out="))
+      continue;
+    std::string_view out = args[5].substr(4);
+    if (!detail::is_identifier(out)) continue;
+    // Follow the buffer to the next thing done with it: only renames (`buf1 = buf0; del buf0
+    // # reuse`), other buffers' dels and stream lookups may stand between.
+    std::string current(out);
+    for (size_t j = i + 1; j < site->body_end; ++j) {
+      auto next = detail::trim(detail::code_part(lines[j]));
+      if (next.empty() || (detail::starts_with(next, "stream") &&
+                           next.find(" = get_raw_stream(") != std::string_view::npos))
+        continue;
+      if (detail::starts_with(next, "del ")) {
+        if (detail::trim(next.substr(4)) == current) break;
+        continue;
+      }
+      auto stmts = detail::split_top_level(next, ';');
+      if (stmts.size() == 2 && stmts[1] == "del " + current) {
+        auto eq = stmts[0].find(" = ");
+        if (eq != std::string_view::npos && detail::trim(stmts[0].substr(eq + 3)) == current) {
+          current = std::string(detail::trim(stmts[0].substr(0, eq)));
+          continue;
+        }
+      }
+      auto run = next.find(".run(");
+      if (run == std::string_view::npos) break;
+      auto kernel = activation.find(next.substr(0, run));
+      auto run_args = detail::split_top_level(next.substr(run + 5, next.size() - run - 6), ',');
+      if (kernel == activation.end() || run_args.size() != 3 || run_args[0] != current ||
+          !detail::starts_with(run_args[2], "stream="))
+        break;
+      auto numel = detail::contiguous_numel(lines, *site, out);
+      if (!numel || std::to_string(*numel) != run_args[1]) break;
+      if (kernel->second == Activation::gelu_erf) {
+        erf_seen = true;  // cuBLASLt's GELU epilogue is the tanh approximation: not this one
+        break;
+      }
+      const std::string indent(lines[i].substr(0, detail::indent_of(lines[i])));
+      const bool gelu = kernel->second == Activation::gelu_tanh;
+      replaced[i] = fmt::format(
+          "{0}# ---- tilesmith-search: epilogue fusion (matmul + bias + {1} in one cuBLASLt "
+          "call)\n{0}torch.ops.aten._addmm_activation.out({2}, {3}, {4}, {5}, {6}, "
+          "use_gelu={7}, out={8})",
+          indent, gelu ? "tanh-GELU" : "ReLU", args[0], args[1], args[2], args[4], args[3],
+          gelu ? "True" : "False", out);
+      replaced[j] = fmt::format("{}# {} fused into the addmm above", indent, kernel->first);
+      break;
+    }
+  }
+  if (replaced.empty())
+    return fail(Errc::rejected,
+                erf_seen ? "epilogue: the activation after the matmul is exact (erf) GELU; "
+                           "cuBLASLt's GELU epilogue is the tanh approximation"
+                         : "epilogue: no addmm whose output an in-place ReLU or tanh-GELU "
+                           "kernel transforms next");
+  std::string text;
+  text.reserve(wrapper.size() + 256 * replaced.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto r = replaced.find(i);
+    text += r != replaced.end() ? std::string_view(r->second) : lines[i];
+    text += '\n';
+  }
+  if (!wrapper.empty() && wrapper.back() != '\n') text.pop_back();
+  return text;
+}
+
 Expected<std::string> apply_rewrites(std::string_view wrapper,
                                      const std::vector<RewriteKind>& kinds, std::uint64_t seed) {
   std::string text(wrapper);
   for (RewriteKind kind : kinds) {
-    auto next =
-        kind == RewriteKind::cuda_graph ? rewrite_cuda_graph(text) : rewrite_autotune(text, seed);
+    auto next = kind == RewriteKind::cuda_graph ? rewrite_cuda_graph(text)
+                : kind == RewriteKind::epilogue ? rewrite_epilogue(text)
+                                                : rewrite_autotune(text, seed);
     if (!next) return next;
     text = std::move(*next);
   }

@@ -43,6 +43,8 @@ const char* describe(RewriteKind k) {
              "address or copied in, outputs fresh each call, the original kept as fallback)";
     case RewriteKind::autotune:
       return "autotune every Triton kernel over Inductor's configs plus warp/block variants";
+    case RewriteKind::epilogue:
+      return "fuse each matmul + bias + ReLU/tanh-GELU into one cuBLASLt call (its epilogue)";
   }
   return "";
 }
@@ -209,14 +211,13 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   for (const auto& t : h.tried) {
     tried_texts.insert(t.text);
     if (!t.report || !broken_rejection(*t.report)) continue;
-    for (std::string_view part : {"cuda_graph", "autotune"})
-      if (t.id.find(part) != std::string::npos)
-        broken.insert(part == "cuda_graph" ? RewriteKind::cuda_graph : RewriteKind::autotune);
+    for (RewriteKind k : {RewriteKind::cuda_graph, RewriteKind::autotune, RewriteKind::epilogue})
+      if (t.id.find(rewrite_kind_name(k)) != std::string::npos) broken.insert(k);
   }
 
   // Which rewrites apply to this base at this agency.
   std::vector<RewriteKind> available;
-  for (RewriteKind k : {RewriteKind::cuda_graph, RewriteKind::autotune}) {
+  for (RewriteKind k : {RewriteKind::cuda_graph, RewriteKind::autotune, RewriteKind::epilogue}) {
     if (h.agency == Agency::low && !structure_preserving(k)) {
       plan.skipped.push_back(
           fmt::format("{}: agency low keeps the wrapper's structure", rewrite_kind_name(k)));
@@ -239,6 +240,7 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   // it first when the profile says Triton kernels are a large part of the GPU time.
   bool cg = contains(available, RewriteKind::cuda_graph);
   bool at = contains(available, RewriteKind::autotune);
+  bool ep = contains(available, RewriteKind::epilogue);
   bool autotune_first = false;
   if (h.profile) {
     auto [share, total] = triton_share(*h.profile);
@@ -249,6 +251,10 @@ Plan plan_next(const History& h, std::uint64_t seed) {
     autotune_first = !work.library_calls && work.largest_kernel >= kLargeKernel;
   }
   std::vector<std::vector<RewriteKind>> ranked;
+  // The epilogue removes a launch and a pass over the activation outright: first, under the
+  // CUDA graph when there is one (it rewrites call()'s lines, so it goes in before the capture).
+  if (ep && cg) ranked.push_back({RewriteKind::epilogue, RewriteKind::cuda_graph});
+  if (ep) ranked.push_back({RewriteKind::epilogue});
   if (cg && at && autotune_first)
     ranked.push_back({RewriteKind::cuda_graph, RewriteKind::autotune});
   if (cg) ranked.push_back({RewriteKind::cuda_graph});

@@ -19,7 +19,8 @@ import types
 
 # Banners the search agent pastes with each of its rewrites (core/agent/search/*.py).
 _REWRITE_BANNERS = {"cuda_graph": "# ---- tilesmith-search: CUDA graph replay",
-                    "autotune": "# ---- tilesmith-search: wider autotuning"}
+                    "autotune": "# ---- tilesmith-search: wider autotuning",
+                    "epilogue": "# ---- tilesmith-search: epilogue fusion"}
 
 
 def rewrite_kinds(text: str) -> tuple:

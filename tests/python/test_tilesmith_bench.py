@@ -107,8 +107,10 @@ def test_rewrite_kinds_reads_the_search_agents_banners():
 
     assert _install.rewrite_kinds("def call(args):\n    pass\n") == ("model",)
     text = ("# ---- tilesmith-search: wider autotuning (helper v1) ----\n"
-            "# ---- tilesmith-search: CUDA graph replay of call() (runtime v2) ----\n")
+            "# ---- tilesmith-search: CUDA graph replay of call() (runtime v3) ----\n")
     assert _install.rewrite_kinds(text) == ("autotune", "cuda_graph")
+    fused = "    # ---- tilesmith-search: epilogue fusion (matmul + bias + ReLU in one cuBLASLt call)\n"
+    assert _install.rewrite_kinds(text + fused) == ("autotune", "cuda_graph", "epilogue")
 
 
 TINY = '''

@@ -1,6 +1,6 @@
 // search_rewrite IN OUT KINDS [SEED]: applies the search agent's rewrites (KINDS: comma-separated
-// cuda_graph, autotune) to the wrapper IN and writes OUT. Exit 0 written, 2 refused (the reason
-// on stderr), 1 usage or I/O error. Used by the Python check that candidates compile.
+// cuda_graph, autotune, epilogue) to the wrapper IN and writes OUT. Exit 0 written, 2 refused (the
+// reason on stderr), 1 usage or I/O error. Used by the Python check that candidates compile.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
       kinds.push_back(RewriteKind::cuda_graph);
     else if (name == "autotune")
       kinds.push_back(RewriteKind::autotune);
+    else if (name == "epilogue")
+      kinds.push_back(RewriteKind::epilogue);
     else {
       std::cerr << "unknown rewrite '" << name << "'\n";
       return 1;

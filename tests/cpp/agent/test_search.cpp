@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_util.hpp"
@@ -182,6 +183,99 @@ TEST(SearchRewrite, AutotuneTouchesOnlyKernelSourcesAndPassesAgencyLow) {
   EXPECT_NE(*rewrite_autotune(fixture(kMlp), 3), *rewrite_autotune(fixture(kMlp), 4));
 }
 
+// The mlp wrapper with its (exact, erf) GELU kernel's computation replaced by `chain`: the
+// lines Inductor 2.11 writes for ReLU and for tanh-GELU on a bf16 buffer.
+std::string mlp_with_activation(const std::string& chain) {
+  std::string text = fixture(kMlp);
+  const std::string from = "    tmp0 = tl.load(in_out_ptr0 + (x0), None).to(tl.float32)\n";
+  const std::string to = "    tl.store(in_out_ptr0 + (x0), tmp10, None)\n";
+  auto b = text.find(from), e = text.find(to);
+  EXPECT_NE(b, std::string::npos);
+  EXPECT_NE(e, std::string::npos);
+  return text.replace(b, e + to.size() - b, chain);
+}
+
+const std::string kReluChain =
+    "    tmp0 = tl.load(in_out_ptr0 + (x0), None).to(tl.float32)\n"
+    "    tmp1 = tl.full([1], 0, tl.int32)\n"
+    "    tmp2 = triton_helpers.maximum(tmp1, tmp0)\n"
+    "    tl.store(in_out_ptr0 + (x0), tmp2, None)\n";
+const std::string kGeluTanhChain =
+    "    tmp0 = tl.load(in_out_ptr0 + (x0), None).to(tl.float32)\n"
+    "    tmp1 = tmp0.to(tl.float32)\n"
+    "    tmp2 = tl.full([1], 0.5, tl.float32)\n"
+    "    tmp3 = tmp1 * tmp2\n"
+    "    tmp4 = tmp1 * tmp1\n"
+    "    tmp5 = tmp4 * tmp1\n"
+    "    tmp6 = tl.full([1], 0.044715, tl.float32)\n"
+    "    tmp7 = tmp5 * tmp6\n"
+    "    tmp8 = tmp1 + tmp7\n"
+    "    tmp9 = tl.full([1], 0.7978845608028654, tl.float32)\n"
+    "    tmp10 = tmp8 * tmp9\n"
+    "    tmp11 = libdevice.tanh(tmp10)\n"
+    "    tmp12 = tl.full([1], 1.0, tl.float32)\n"
+    "    tmp13 = tmp11 + tmp12\n"
+    "    tmp14 = tmp3 * tmp13\n"
+    "    tmp15 = tmp14.to(tl.float32)\n"
+    "    tl.store(in_out_ptr0 + (x0), tmp15, None)\n";
+
+TEST(SearchRewrite, EpilogueFusesReluAndTanhGeluIntoTheAddmm) {
+  for (auto [chain, gelu] : {std::pair{kReluChain, false}, std::pair{kGeluTanhChain, true}}) {
+    SCOPED_TRACE(gelu ? "tanh-GELU" : "ReLU");
+    const std::string original = mlp_with_activation(chain);
+    auto cand = rewrite_epilogue(original);
+    ASSERT_TRUE(cand) << cand.error().message;
+    EXPECT_NE(cand->find(fmt::format(
+                  "torch.ops.aten._addmm_activation.out(arg1_1, arg2_1, reinterpret_tensor(arg0_1, "
+                  "(4096, 11008), (1, 4096), 0), beta=1, alpha=1, use_gelu={}, out=buf0)",
+                  gelu ? "True" : "False")),
+              std::string::npos);
+    EXPECT_EQ(count(*cand, "triton_poi_fused_gelu_0.run("), 0u);  // its launch is gone
+    EXPECT_EQ(count(*cand, "# ---- tilesmith-search: epilogue fusion"), 1u);
+    // The second addmm feeds no activation; it stays as it was.
+    EXPECT_EQ(count(*cand, "extern_kernels.addmm(arg4_1, buf1"), 1u);
+    EXPECT_TRUE(check_wrapper_abi(original, *cand));
+    EXPECT_FALSE(check_candidate(Agency::low, original, *cand));  // it changes call()
+    EXPECT_FALSE(rewrite_epilogue(*cand));                        // nothing left to fuse
+    // Under a CUDA graph: the fused call is captured like any other library call.
+    auto both = apply_rewrites(original, {RewriteKind::epilogue, RewriteKind::cuda_graph});
+    ASSERT_TRUE(both) << both.error().message;
+    EXPECT_EQ(count(*both, "_addmm_activation.out("), 1u);
+    EXPECT_GT(both->find("_addmm_activation.out("), both->find("def _ts_call_eager("));
+  }
+}
+
+TEST(SearchRewrite, EpilogueRefusesExactGeluOtherKernelsAndOtherUses) {
+  // The fixture's own GELU is the erf form: cuBLASLt's epilogue would change the numbers.
+  auto erf = rewrite_epilogue(fixture(kMlp));
+  ASSERT_FALSE(erf);
+  EXPECT_NE(erf.error().message.find("exact (erf) GELU"), std::string::npos);
+  // A kernel that computes something else on sample points (here x * 0.5): not an activation.
+  std::string half = mlp_with_activation(
+      "    tmp0 = tl.load(in_out_ptr0 + (x0), None).to(tl.float32)\n"
+      "    tmp1 = tl.full([1], 0.5, tl.float32)\n"
+      "    tmp2 = tmp0 * tmp1\n"
+      "    tl.store(in_out_ptr0 + (x0), tmp2, None)\n");
+  EXPECT_FALSE(rewrite_epilogue(half));
+  // A form the evaluator does not know (tl.where): refused rather than guessed.
+  std::string where = mlp_with_activation(
+      "    tmp0 = tl.load(in_out_ptr0 + (x0), None).to(tl.float32)\n"
+      "    tmp1 = tl.full([1], 0, tl.int32)\n"
+      "    tmp2 = tmp0 > tmp1\n"
+      "    tmp3 = tl.where(tmp2, tmp0, tmp1)\n"
+      "    tl.store(in_out_ptr0 + (x0), tmp3, None)\n");
+  EXPECT_FALSE(rewrite_epilogue(where));
+  // The buffer read by something else between the matmul and the activation: left alone.
+  std::string relu = mlp_with_activation(kReluChain);
+  auto at = relu.find("            buf1 = buf0; del buf0  # reuse\n");
+  ASSERT_NE(at, std::string::npos);
+  relu.insert(at, "            buf9 = buf0.clone()\n");
+  EXPECT_FALSE(rewrite_epilogue(relu));
+  // Wrappers with no addmm + activation pair at all.
+  for (const auto& name : {kAttn, kTrainFwd, kTrainBwd, kLossBwd, kTiny})
+    EXPECT_FALSE(rewrite_epilogue(fixture(name))) << name;
+}
+
 TEST(SearchRewrite, ComposesInEitherOrder) {
   const std::string original = fixture(kTrainFwd);
   auto a = apply_rewrites(original, {RewriteKind::cuda_graph, RewriteKind::autotune});
@@ -281,6 +375,32 @@ TEST(SearchLoop, FirstProposalIsTheCudaGraphAndAcceptanceEndsTheLoop) {
   EXPECT_EQ(run.result.model_calls, 2);                // read, then one proposal
   EXPECT_EQ(run.profiles, 0);  // the text decides: nothing large enough to need measuring
   EXPECT_EQ(run.evaluated.size(), 1u);
+}
+
+bool fused(const std::string& t) {
+  return t.find("_addmm_activation.out(") != std::string::npos;
+}
+
+TEST(SearchLoop, TheEpilogueGoesFirstUnderTheGraphAndIsDroppedOnceWrong) {
+  const std::string original = mlp_with_activation(kGeluTanhChain);
+  // Every fused candidate is judged wrong: the epilogue is then not proposed again.
+  auto run = run_search(
+      original,
+      [](const std::string& t) {
+        return fused(t) ? report(false, 1.2, "rejected: incorrect (out[0])", false)
+                        : report(false, 0.97, "rejected: marginal (0.97x)");
+      },
+      std::nullopt);
+  ASSERT_GE(run.evaluated.size(), 2u);
+  EXPECT_TRUE(fused(run.evaluated[0]) && graphed(run.evaluated[0]));
+  for (size_t i = 1; i < run.evaluated.size(); ++i) EXPECT_FALSE(fused(run.evaluated[i])) << i;
+  // At agency low the epilogue (it changes call()) is never proposed.
+  AgentOptions low;
+  low.agency = Agency::low;
+  auto lowrun = run_search(
+      original, [](const std::string&) { return report(false, 0.97, "rejected: marginal"); },
+      std::nullopt, low);
+  for (const auto& t : lowrun.evaluated) EXPECT_FALSE(fused(t));
 }
 
 TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {

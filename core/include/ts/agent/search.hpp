@@ -9,6 +9,9 @@
 //               shapes, no RNG draws, no host syncs; outputs fresh each call, aliases kept)
 //   autotune    each Triton kernel autotunes over Inductor's own configs plus warp and block
 //               variants at first launch (kernel sources only: allowed at agency "low")
+//   epilogue    an addmm whose output an in-place ReLU or tanh-GELU kernel transforms next
+//               becomes one aten._addmm_activation (cuBLASLt's bias + activation epilogue),
+//               and that kernel's launch goes
 //
 //   ChatClient client(route->provider(), {}, transport_for(route->provider(), seed));
 #pragma once
@@ -34,7 +37,7 @@ std::unique_ptr<Transport> transport_for(const Provider& provider, std::uint64_t
 
 // ---- the rewrites, one pure function each (exposed for tests and tools) -----------------------
 
-enum class RewriteKind { cuda_graph, autotune };
+enum class RewriteKind { cuda_graph, autotune, epilogue };
 const char* rewrite_kind_name(RewriteKind kind) noexcept;
 
 /// Whether a rewrite keeps the wrapper's structure (the only kind agency "low" admits).
@@ -57,6 +60,11 @@ Expected<std::string> rewrite_cuda_graph(std::string_view wrapper);
 /// Every Triton kernel autotuned over wider configs; `seed` picks the order of the variants.
 /// `Errc::rejected` when the wrapper has no kernel whose heuristics can be widened.
 Expected<std::string> rewrite_autotune(std::string_view wrapper, std::uint64_t seed = 0);
+
+/// Each addmm + in-place ReLU / tanh-GELU pair as one aten._addmm_activation call (the kernel's
+/// computation is evaluated on sample points to tell which activation it is); `Errc::rejected`
+/// when there is no such pair (exact erf GELU is not one: cuBLASLt's epilogue is the tanh form).
+Expected<std::string> rewrite_epilogue(std::string_view wrapper);
 
 /// Applies `kinds` in order; the first failure is returned.
 Expected<std::string> apply_rewrites(std::string_view wrapper,
