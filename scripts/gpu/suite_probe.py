@@ -74,7 +74,6 @@ def profile_lines(step, title: str, calls: int = 300) -> list[str]:
 
 def probe(name: str, out_dir: Path) -> None:
     problem = _Problem(SUITE / f"{name}.py", seed=0, device="cuda")
-    codes = []
     torch._dynamo.reset()
     compiled = torch.compile(problem.fresh_model())
     from torch._inductor.codecache import PyCodeCache
@@ -86,8 +85,11 @@ def probe(name: str, out_dir: Path) -> None:
     eager_step, _ = problem.step_fn(problem.fresh_model(), problem.fresh_model())
     inductor_step, _ = problem.step_fn(compiled, compiled)
     inductor_step()
-    for path in sorted(module_files() - before):
-        codes.append(Path(path).read_text())
+    # The modules this compile wrote (the wrapper and its kernels), in path order.
+    new = module_files() - before
+    modules = sorted((m for m in PyCodeCache.modules if getattr(m, "__file__", None) in new),
+                     key=lambda m: m.__file__)
+    codes = [Path(m.__file__).read_text() for m in modules]
     (out_dir / f"{name}.wrappers.py").write_text("\n\n# ======== next module ========\n\n".join(codes))
     lines = [f"# {name}"]
     for label, step in (("eager", eager_step), ("inductor", inductor_step)):
@@ -96,11 +98,10 @@ def probe(name: str, out_dir: Path) -> None:
             lines.append(f"  {us:9.2f} us  x{n}  {kernel[:150]}")
     # Each wrapper's call() alone (what a Tilesmith rewrite can change), on the module's own
     # benchmark arguments; call() empties the list it is given, so each call gets a fresh one.
-    for path in sorted(module_files() - before):
-        mod = next(m for m in PyCodeCache.modules if getattr(m, "__file__", None) == path)
+    for mod in modules:
         if hasattr(mod, "call") and hasattr(mod, "get_args"):
             args = mod.get_args()
-            lines.append(f"call() of {Path(path).name}: "
+            lines.append(f"call() of {Path(mod.__file__).name}: "
                          f"{step_time_us(lambda: mod.call(list(args))):.1f} us back to back")
             # The same call() through the search agent's CUDA graph runtime (what its cuda_graph
             # candidate runs), with `y = f(x)` ownership: the last output alive during the call.
