@@ -12,9 +12,9 @@ A problem is one Python file in the KernelBench format: `class Model(nn.Module)`
 Each problem runs in its own child process with a deadline, so a crash, hang or CUDA fault
 costs only that problem. Per problem and column (eager, Inductor default, Tilesmith with the
 built-in search agent, and max-autotune-no-cudagraphs and reduce-overhead as references) the
-child compiles, checks and keeps every column alive, then times them interleaved: rotating
-blocks, so drift within the process (clocks, host load, state left by the gate's work) falls on
-all columns alike. Each step is bracketed by CUDA events after a device sync, so host-side launch
+child compiles, checks and keeps every column alive, then times them in alternation: one step
+of each column per cycle, the order rotating, so drift within the process (clocks, host load,
+state left by the gate's work) falls on all columns alike. Each step is bracketed by CUDA events after a device sync, so host-side launch
 overhead is inside the interval; the median of many runs is reported with its spread.
 Every compiled column is checked against eager; Tilesmith's after its install. The parent
 prints progress, writes JSON (merged with an earlier run under --resume), and a plot.
@@ -289,22 +289,32 @@ def _time(step, device, min_runs: int, max_runs: int, target_s: float):
 
 def _time_interleaved(steps: dict, device, min_runs: int, max_runs: int, target_s: float,
                       rounds: int = 6) -> dict:
-    """Times every column in `rounds` blocks, the order rotating each round, so that whatever
-    drifts within the process (clocks, host load, state left by earlier work) falls on all columns
-    alike; each column's figure is over all its blocks. {column: stats}."""
-    runs = {c: _runs_for(s, device, min_runs, max_runs, target_s) for c, s in steps.items()}
-    samples: dict = {c: [] for c in steps}
-    per_round: dict = {c: [] for c in steps}  # each block's median: drift shows here
-    order = list(steps)
-    for r in range(rounds):
-        for c in order[r % len(order):] + order[:r % len(order)]:
-            for _ in range(2):  # re-warm after the other columns ran
-                steps[c]()
-            block = _sample(steps[c], device, max(1, math.ceil(runs[c] / rounds)))
-            samples[c] += block
-            per_round[c].append(statistics.median(block))
-    return {c: {**_stats(ms), **_timer(device), "rounds": rounds,
+    """Times the columns in alternation, one step of each per cycle, the order rotating each
+    cycle, so that whatever drifts within the process (clocks, host load, state left by earlier
+    work) falls on every column alike, down to the millisecond: on the H200 host a host-bound
+    step drifted by up to 1.8x between blocks of a few hundred steps, which timing the columns
+    in blocks turned into a 0.69-1.10x spread of the ratio between two copies of the same code.
+    Each column's figure is over all its steps; `round_medians_ms` splits the cycles into
+    `rounds` consecutive parts, so drift still shows. {column: stats}."""
+    runs = [_runs_for(s, device, min_runs, max_runs, target_s) for s in steps.values()]
+    cycles = max(min_runs, min(max_runs, sorted(runs)[len(runs) // 2]))
+    names = list(steps)
+    samples: dict = {c: [] for c in names}
+    for r in range(cycles):
+        shift = r % len(names)
+        for c in names[shift:] + names[:shift]:
+            samples[c] += _sample(steps[c], device, 1)
+    per_round = {c: [statistics.median(part) for part in _split(ms, rounds)]
+                 for c, ms in samples.items()}
+    return {c: {**_stats(ms), **_timer(device), "rounds": len(per_round[c]),
                 "round_medians_ms": per_round[c]} for c, ms in samples.items()}
+
+
+def _split(xs: list, parts: int) -> list[list]:
+    """xs in `parts` consecutive, nearly equal, non-empty slices (fewer when xs is short)."""
+    parts = max(1, min(parts, len(xs)))
+    bounds = [round(i * len(xs) / parts) for i in range(parts + 1)]
+    return [xs[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def _compile(column: str, model, inputs, agent_model: str, max_model_calls=None):
@@ -370,7 +380,7 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 entry = record["columns"][column]
                 entry.setdefault("ms_sequential", entry.get("ms"))
                 entry.update(stats)
-                entry["timing"] = "interleaved"
+                entry["timing"] = "alternating"
 
         order = [c for c in MEASURE_ORDER if c in columns]
         for column in order:
@@ -729,8 +739,10 @@ def main_run(args) -> int:
                 "agent_model": args.agent_model,
                 "seed": args.seed,
                 "method": "CUDA events per step, device synchronized before each start event "
-                          "(host overhead included); the columns timed interleaved in rotating "
-                          "blocks in one process; median of N runs, spread = p90-p10 over "
+                          "(host overhead included); the columns timed in alternation, one "
+                          "step of each per cycle, the order rotating, in one process (rows "
+                          "whose columns say timing 'interleaved' were timed in rotating "
+                          "blocks by an earlier version); median of N runs, spread = p90-p10 over "
                           "median; each problem in its own process",
                 "python": sys.version.split()[0],
                 **_versions(),

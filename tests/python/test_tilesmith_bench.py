@@ -151,7 +151,7 @@ def get_init_inputs():
 '''
 
 
-def test_interleaved_timing_rotates_the_columns_in_blocks():
+def test_timing_alternates_the_columns_step_by_step():
     bench = load_bench()
     calls = []
     steps = {c: (lambda c=c: calls.append(c)) for c in ("inductor", "tilesmith", "max_autotune")}
@@ -159,14 +159,21 @@ def test_interleaved_timing_rotates_the_columns_in_blocks():
                                   target_s=0.0, rounds=3)
     assert {c: out[c]["runs"] for c in steps} == {c: 12 for c in steps}
     assert all(len(out[c]["round_medians_ms"]) == 3 for c in steps)
-    # After each column's own warm-up and sizing (8 calls), blocks of 2 re-warm + 4 timed
-    # calls, the first column of each round moving on by one.
-    blocks = calls[3 * 8:]
-    firsts = [blocks[i] for i in range(0, len(blocks), 6)]
-    assert firsts == ["inductor", "tilesmith", "max_autotune",
-                      "tilesmith", "max_autotune", "inductor",
-                      "max_autotune", "inductor", "tilesmith"]
-    assert all(len(set(blocks[i:i + 6])) == 1 for i in range(0, len(blocks), 6))
+    # After each column's own warm-up and sizing (8 calls), cycles of one step per column,
+    # the first column of each cycle moving on by one.
+    cycles = calls[3 * 8:]
+    assert len(cycles) == 12 * 3
+    assert [cycles[i:i + 3] for i in range(0, 9, 3)] == [
+        ["inductor", "tilesmith", "max_autotune"],
+        ["tilesmith", "max_autotune", "inductor"],
+        ["max_autotune", "inductor", "tilesmith"]]
+    assert all(sorted(cycles[i:i + 3]) == sorted(steps) for i in range(0, len(cycles), 3))
+
+
+def test_split_gives_consecutive_nonempty_parts():
+    bench = load_bench()
+    assert bench._split(list(range(7)), 3) == [[0, 1], [2, 3, 4], [5, 6]]
+    assert bench._split([1, 2], 6) == [[1], [2]]
 
 
 def test_runner_isolates_failures_and_keeps_going(tmp_path):
@@ -190,7 +197,7 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
     if recs["a_tiny"]["columns"]["tilesmith"]["status"] == "ok":  # both alive: timed together
         for c in ("eager", "tilesmith"):
             e = recs["a_tiny"]["columns"][c]
-            assert e["timing"] == "interleaved" and e["ms_sequential"] > 0 and e["rounds"] == 6
+            assert e["timing"] == "alternating" and e["ms_sequential"] > 0 and e["rounds"] == 6
     # tilesmith either ran or said why it could not (never took the problem down with it)
     assert recs["a_tiny"]["columns"]["tilesmith"]["status"] in ("ok", "error")
     assert recs["b_broken"]["status"] == "error" and "broken on purpose" in recs["b_broken"]["error"]
