@@ -229,6 +229,7 @@ def test_scalar_change_and_failed_capture_run_the_original():
         runtime(eager_of(forward_like), [w, x, 1.0])
         out = runtime(eager_of(forward_like), [w, x, 3.0])  # another scalar: not the graph
         torch.testing.assert_close(out[0], (x @ w) * 3.0)
+    assert runtime.eager_calls == {"warm-up": 1, "another signature": 1}
 
     def broken(args):
         if FakeGraph.capturing is not None:
@@ -242,6 +243,22 @@ def test_scalar_change_and_failed_capture_run_the_original():
             torch.testing.assert_close(out[0], x @ w)
     assert runtime.disabled is not None and "capture failed" in runtime.disabled
     assert FakeGraph.capturing is None
+    assert runtime.eager_calls == {"warm-up": 1, "disabled": 2}
+
+
+def test_settled_addresses_replay_directly_and_never_an_evicted_graph():
+    runtime = make()
+    runtime.MAX_GRAPHS = 2
+    sets = [(torch.randn(16, 8), torch.randn(4, 16)) for _ in range(3)]
+    with cpu_cuda_api():
+        for i in range(60):
+            w, x = sets[(i // 10) % 3]  # dwell on each set long enough to settle there
+            out = runtime(eager_of(forward_like), [w, x, 1.0])
+            torch.testing.assert_close(out[0], x @ w)
+            assert all(any(g is h for h in runtime.graphs) for g in runtime.settled.values())
+    assert runtime.captures > runtime.MAX_GRAPHS  # graphs were evicted on the way
+    assert runtime.settled  # the dwelling calls went through the direct path
+    assert runtime.replays == 60 - sum(runtime.eager_calls.values())
 
 
 def test_inputs_on_another_device_type_are_never_captured():

@@ -13,6 +13,8 @@
 #            used first, one memory pool); each call replays the one reading the most inputs in
 #            place, and captures a new one only when an input it copies has become stable, so
 #            addresses that never repeat cost a copy, not a capture per call.
+#            Once a graph reads every tensor input of a call in place, calls at those very
+#            addresses replay it directly (`settled`), skipping the address bookkeeping.
 #   outputs: fresh tensors every call, never storage that anything still holds. Each graph
 #            has up to HANDOUTS extra captures of the same launch sequence whose output storages
 #            are handed out as they are: one is replayed only when nothing outside the runtime
@@ -52,6 +54,8 @@ class _TsGraphedCall:
         self.captures = 0  # graphs captured (the extra captures of each: handout_captures)
         self.handout_captures = 0
         self.replays = 0
+        self.eager_calls = {}  # why a call ran the original: reason -> calls (diagnostics)
+        self.settled = {}  # input addresses -> the graph reading every tensor input there in place
         self._graph_factory = graph_factory or torch.cuda.CUDAGraph
         self._stream_factory = stream_factory or torch.cuda.Stream
         self._clear_workspaces = clear_workspaces or _ts_clear_cublas_workspaces
@@ -86,24 +90,36 @@ class _TsGraphedCall:
             return None, None, None
         return tuple(key), tuple(ptrs), device
 
+    def _eager(self, reason, eager, args):
+        self.eager_calls[reason] = self.eager_calls.get(reason, 0) + 1
+        return eager(args)
+
     def __call__(self, eager, args):
         if self.disabled is not None:
-            return eager(args)
+            return self._eager("disabled", eager, args)
         if self.key is None:  # the first call: the warm-up
             key, ptrs, device = self._signature(args)
             if key is None:
                 self.disabled = "an input is not a tensor on one CUDA device or a plain scalar"
-                return eager(args)
+                return self._eager("disabled", eager, args)
             self.key, self.device = key, device
             self.recent = [[] for _ in args]
             self.seen = [{} for _ in args]  # per input: address -> times among its recent ones
             self._remember(ptrs)
-            return eager(args)
+            return self._eager("warm-up", eager, args)
         if torch.cuda.is_current_stream_capturing():
-            return eager(args)  # inside the caller's own capture: run as written
+            return self._eager("caller capturing", eager, args)  # run as written
         key, ptrs, device = self._signature(args)
-        if key != self.key:
-            return eager(args)  # another signature (a scalar, a dtype): not these graphs' call
+        if key != self.key:  # another signature (a scalar, a dtype): not these graphs' call
+            return self._eager("another signature", eager, args)
+        # Every tensor input where a graph reads it in place (parameters, a reused buffer, a few
+        # in rotation): nothing to decide, and nothing the address history could improve.
+        g = self.settled.get(ptrs)
+        if g is not None:
+            if g is not self.graphs[0]:
+                self.graphs.remove(g)
+                self.graphs.insert(0, g)
+            return self._replay(g, args, eager)
         # Stable: never written, at an address it had in one of its last ROTATION calls, and over
         # its last RECENT calls at no more than ROTATION addresses (a parameter, a buffer reused
         # each step, a few in rotation); an input at ever new or scattered addresses is copied.
@@ -128,18 +144,23 @@ class _TsGraphedCall:
             if best is not self.graphs[0]:
                 self.graphs.remove(best)
                 self.graphs.insert(0, best)
+            if settled and not best["copied"]:
+                self.settled[ptrs] = best
             if settled or self.captures >= self.MAX_CAPTURES:
                 return self._replay(best, args, eager)
         elif self.captures >= self.MAX_CAPTURES:
-            return eager(args)
+            return self._eager("capture budget spent", eager, args)
         try:
             g = self._capture(eager, args, ptrs, stable, device)
         except Exception as e:  # an uncapturable op: keep the original for good
             self.graphs = []
+            self.settled.clear()
             self.disabled = f"capture failed: {type(e).__name__}: {e}"
-            return eager(args)
+            return self._eager("disabled", eager, args)
         self.captures += 1
         self.graphs.insert(0, g)
+        for dropped in self.graphs[self.MAX_GRAPHS:]:
+            self.settled = {k: v for k, v in self.settled.items() if v is not dropped}
         del self.graphs[self.MAX_GRAPHS:]
         return self._replay(g, args, eager)
 
