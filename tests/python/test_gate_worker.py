@@ -7,6 +7,7 @@ import json
 import math
 import os
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -129,6 +130,23 @@ def test_report_file_is_complete(gate):
     r2 = gate.evaluate(_attack("attack_raise"), label="second")
     n1 = int(os.path.basename(r.path).split("_")[0])
     assert os.path.basename(r2.path) == f"{n1 + 1:03d}_second.json"
+
+
+def test_report_carries_what_a_candidates_graph_runtime_did(gate):
+    # The search agent's runtime wrapped around an honest call(), as its cuda_graph rewrite
+    # does. On the CPU the runtime turns itself off at the first call and runs the original:
+    # the report says so, with the count of every call, and the verdict is the gate's own.
+    runtime = (Path(__file__).resolve().parents[2] / "core/agent/search/cuda_graph_runtime.py")
+    source = (HONEST + "\n" + runtime.read_text() + "\n_ts_graphed_call = _TsGraphedCall()\n"
+              "_ts_call_eager = call\n\n\ndef call(args):\n"
+              "    return _ts_graphed_call(_ts_call_eager, args)\n")
+    r = gate.evaluate(source, label="graphed")
+    info = r.to_dict()["phases"][0]["info"]["candidate_graph_runtime"]
+    assert "not a tensor on one CUDA device" in info["disabled"]
+    assert info["captures"] == info["replays"] == 0
+    assert info["eager_calls"]["disabled"] >= 120 + 12  # every timed call, and the trials
+    r = gate.evaluate(HONEST, label="plain")
+    assert "candidate_graph_runtime" not in r.to_dict()["phases"][0]["info"]
 
 
 def test_check_is_correctness_only(gate):

@@ -330,6 +330,29 @@ class InputLayout:
             buf[GUARD_BYTES:GUARD_BYTES + g["nbytes"]].copy_(v)
 
 
+def _graph_runtime_stats(module) -> dict | None:
+    """What the search agent's CUDA graph runtime in a candidate did over the gate's calls
+    (graphs captured, replays, calls that ran the original and why): diagnostics for the report,
+    never part of a verdict. Only plain values are taken; anything else yields None."""
+    try:
+        runtime = vars(module).get("_ts_graphed_call")
+        if type(runtime).__name__ != "_TsGraphedCall":
+            return None
+        fields = vars(runtime)
+        stats = {k: fields[k] for k in ("captures", "handout_captures", "replays")
+                 if type(fields.get(k)) is int}
+        eager = fields.get("eager_calls")
+        if type(eager) is dict:
+            stats["eager_calls"] = {str(k)[:80]: v for k, v in eager.items() if type(v) is int}
+        if type(fields.get("disabled")) is str:
+            stats["disabled"] = fields["disabled"][:300]
+        if type(fields.get("graphs")) is list:
+            stats["graphs_kept"] = len(fields["graphs"])
+        return stats
+    except Exception:
+        return None
+
+
 def _class_values(cls: str, n: int, dt: torch.dtype, gen, device) -> torch.Tensor:
     work = torch.float64 if dt == torch.float64 else torch.float32
     if dt.is_complex:
@@ -865,7 +888,8 @@ class Job:
             self.info["rebound_by_original"] = rebound
         self.runner = Runner(self.device)
         try:
-            self.candidate = _load_module(self.spec["candidate"], "tilesmith_gate_candidate").call
+            candidate_module = _load_module(self.spec["candidate"], "tilesmith_gate_candidate")
+            self.candidate = candidate_module.call
         except Exception as e:
             self.finding("exception", "import", f"{type(e).__name__}: {e}".splitlines()[0][:300])
             return self.result(t_start)
@@ -889,6 +913,9 @@ class Job:
             t0 = _perf_counter()
             timing = self.timing()
             self.info["timing_s"] = _perf_counter() - t0
+        runtime = _graph_runtime_stats(candidate_module)
+        if runtime:
+            self.info["candidate_graph_runtime"] = runtime
         return self.result(t_start, timing)
 
     # -- correctness -------------------------------------------------------------------------
