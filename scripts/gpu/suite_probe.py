@@ -112,7 +112,8 @@ def probe(name: str, out_dir: Path) -> None:
 
             lines.append(f"  through the CUDA graph runtime: {step_time_us(graphed_call):.1f} us "
                          f"back to back ({graphed.captures} graph(s), {graphed.handout_captures} "
-                         f"handout capture(s), disabled: {graphed.disabled})")
+                         f"handout capture(s), original ran: {graphed.eager_calls}, "
+                         f"disabled: {graphed.disabled})")
             lines += profile_lines(graphed_call, "  host time of 300 graphed calls")
     lines += profile_lines(inductor_step, "host time of 300 inductor steps")
     report = "\n".join(lines)
