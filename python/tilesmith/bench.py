@@ -721,12 +721,14 @@ def main_run(args) -> int:
     if args.resume and out.exists():
         with contextlib.suppress(ValueError, KeyError):
             previous = {r["problem"]: r for r in json.loads(out.read_text())["records"]}
-    for name in (args.rerun or "").split(","):  # measured before, but to be measured again
-        previous.pop(name.strip(), None)
+    # Measured before, but to be measured again: the earlier record stays until a new one is
+    # complete, so a rerun the budget does not reach, or one that fails, loses nothing.
+    rerun = {name.strip() for name in (args.rerun or "").split(",") if name.strip()}
     log = open(args.log, "a") if args.log else None
     started = time.monotonic()
     records: dict[str, dict] = dict(previous)
-    todo = [f for f in files if not (f.stem in previous and previous[f.stem].get("status") == "ok")]
+    todo = [f for f in files if f.stem in rerun
+            or not (f.stem in previous and previous[f.stem].get("status") == "ok")]
     print(f"tilesmith bench: {len(todo)} problem(s) to run ({len(files) - len(todo)} kept from "
           f"{out}), columns {', '.join(columns)}", file=sys.stderr)
 
@@ -763,7 +765,12 @@ def main_run(args) -> int:
         deadline = min(args.timeout, left) if left is not None else args.timeout
         print(f"[{i}/{len(todo)}] {f.stem} ...", end="", flush=True, file=sys.stderr)
         r = _run_one(f, columns, deadline, args, log)
-        records[f.stem] = r
+        earlier = previous.get(f.stem)
+        if r.get("status") != "ok" and earlier is not None and earlier.get("status") == "ok":
+            records[f.stem] = {**earlier, "rerun_failed": f"{r.get('status')}: "
+                               f"{str(r.get('error', ''))[:200]}"}
+        else:
+            records[f.stem] = r
         ts = r.get("columns", {}).get("tilesmith", {})
         note = r.get("status") if r.get("status") != "ok" else (
             f"tilesmith {_fmt(ts.get('ms'))} ms vs inductor "

@@ -217,6 +217,19 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
          "--min-runs", "3", "--target-s", "0.05"],
         capture_output=True, text=True, timeout=120)
     assert r3.returncode == 0 and "1 problem(s) to run (0 kept" in r3.stderr, r3.stderr
+    kept = {x["problem"]: x for x in json.loads(out.read_text())["records"]}["a_tiny"]
+    assert kept["status"] == "ok"
+    # A rerun the budget does not reach, or one that fails, keeps the earlier record.
+    for extra in (["--time-budget", "10"], ["--timeout", "0.5"]):
+        r4 = subprocess.run(
+            [sys.executable, str(BENCH), str(probs), "--device", "cpu", "--columns", "eager",
+             "--problems", "a_tiny", "--resume", "--rerun", "a_tiny", "--out", str(out), *extra],
+            capture_output=True, text=True, timeout=120)
+        assert r4.returncode == 0, r4.stderr
+        again = {x["problem"]: x for x in json.loads(out.read_text())["records"]}["a_tiny"]
+        assert again["status"] == "ok"
+        assert again["columns"]["eager"]["ms"] == kept["columns"]["eager"]["ms"]
+    assert again["rerun_failed"].startswith("timeout")
 
 
 # A stand-in interpreter for the child: writes the record a real child leaves once every column
