@@ -14,6 +14,8 @@ namespace ts::agent::detail {
 std::string_view embedded_cuda_graph_runtime();
 /// The helper pasted into each widened Triton kernel module.
 std::string_view embedded_autotune_helper();
+/// The helper pasted into a direct-launch candidate.
+std::string_view embedded_direct_launch_helper();
 
 std::string_view trim(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);

@@ -23,6 +23,8 @@ const char* rewrite_kind_name(RewriteKind kind) noexcept {
       return "autotune";
     case RewriteKind::epilogue:
       return "epilogue";
+    case RewriteKind::direct_launch:
+      return "direct_launch";
   }
   return "unknown";
 }
@@ -881,13 +883,103 @@ Expected<std::string> rewrite_epilogue(std::string_view wrapper) {
   return text;
 }
 
+Expected<std::string> rewrite_direct_launch(std::string_view wrapper) {
+  auto site = detail::find_call_site(wrapper);
+  if (!site) return tl::unexpected(site.error());
+  auto lines = detail::split_lines(wrapper);
+  // The kernels call() launches itself, in order of first launch: `name.run(` at a word start.
+  std::vector<std::string> launched;
+  auto launch_at = [](std::string_view line, const std::string& name) {
+    std::string needle = name + ".run(";
+    for (size_t at = line.find(needle); at != std::string_view::npos;
+         at = line.find(needle, at + 1)) {
+      if (at == 0 ||
+          !(std::isalnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_'))
+        return at;
+    }
+    return std::string_view::npos;
+  };
+  auto kernels = detail::find_kernels(wrapper);
+  for (size_t i = site->body_begin; i < site->body_end; ++i) {
+    std::string_view code = detail::code_part(lines[i]);
+    for (const auto& k : kernels)
+      if (launch_at(code, k.name) != std::string_view::npos &&
+          std::find(launched.begin(), launched.end(), k.name) == launched.end())
+        launched.push_back(k.name);
+  }
+  if (launched.empty())
+    return fail(Errc::rejected, "direct_launch: call() launches no Triton kernel");
+
+  const std::string& I = site->def_indent;
+  const std::string& J = site->body_indent;
+  std::string self_prefix = site->is_method ? "self." : "";
+  std::string kernel_tuple, launch_names;
+  for (size_t i = 0; i < launched.size(); ++i) {
+    kernel_tuple += launched[i] + ", ";
+    launch_names += fmt::format("_ts_launch_{}, ", i);
+  }
+  // The entry point: the original until every kernel has one settled launcher, then the same
+  // lines with each `name.run(` calling that launcher.
+  std::string call;
+  call += std::string(lines[site->def_line]) + "\n";
+  call += J + "global _ts_direct, _ts_direct_tries\n";
+  call += J + "if _ts_direct is None or _ts_launch_observed():\n";
+  call += J + "    _ts_out = " + self_prefix + "_ts_call_run(args)\n";
+  call += J + "    if _ts_direct is None and _ts_direct_tries < 3:\n";
+  call += J + "        _ts_direct_tries += 1\n";
+  call += J + "        _ts_direct = _ts_direct_launchers((" + kernel_tuple + "))\n";
+  call += J + "    return _ts_out\n";
+  call += J + launch_names + "= _ts_direct\n";
+  for (size_t i = site->body_begin; i < site->body_end; ++i) {
+    std::string line(lines[i]);
+    for (size_t k = 0; k < launched.size(); ++k) {
+      std::string needle = launched[k] + ".run(";
+      for (size_t at = launch_at(line, launched[k]); at != std::string::npos;
+           at = launch_at(line, launched[k]))
+        line.replace(at, needle.size(), fmt::format("_ts_launch_{}(", k));
+    }
+    call += line + "\n";
+  }
+  call += "\n";
+  call += I + (site->is_method ? "def _ts_call_run(self, args):\n" : "def _ts_call_run(args):\n");
+  for (size_t i = site->body_begin; i < site->body_end; ++i) call += std::string(lines[i]) + "\n";
+
+  std::string helper = std::string(detail::embedded_direct_launch_helper()) +
+                       "\n_ts_direct = None  # the launchers, once every kernel has one\n"
+                       "_ts_direct_tries = 0\n\n\n";
+  size_t insert_at = site->def_line;
+  if (site->is_method) {
+    for (size_t i = site->def_line; i-- > 0;) {
+      if (detail::indent_of(lines[i]) == 0 && detail::starts_with(lines[i], "class ")) {
+        insert_at = i;
+        break;
+      }
+    }
+  }
+  std::string out;
+  out.reserve(wrapper.size() + helper.size() + call.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == insert_at) out += helper;
+    if (i == site->def_line) {
+      out += call;
+      i = site->body_end - 1;
+      continue;
+    }
+    out += lines[i];
+    out += '\n';
+  }
+  if (!wrapper.empty() && wrapper.back() != '\n') out.pop_back();
+  return out;
+}
+
 Expected<std::string> apply_rewrites(std::string_view wrapper,
                                      const std::vector<RewriteKind>& kinds, std::uint64_t seed) {
   std::string text(wrapper);
   for (RewriteKind kind : kinds) {
-    auto next = kind == RewriteKind::cuda_graph ? rewrite_cuda_graph(text)
-                : kind == RewriteKind::epilogue ? rewrite_epilogue(text)
-                                                : rewrite_autotune(text, seed);
+    auto next = kind == RewriteKind::cuda_graph      ? rewrite_cuda_graph(text)
+                : kind == RewriteKind::epilogue      ? rewrite_epilogue(text)
+                : kind == RewriteKind::direct_launch ? rewrite_direct_launch(text)
+                                                     : rewrite_autotune(text, seed);
     if (!next) return next;
     text = std::move(*next);
   }

@@ -45,6 +45,9 @@ const char* describe(RewriteKind k) {
       return "autotune every Triton kernel over Inductor's configs plus warp/block variants";
     case RewriteKind::epilogue:
       return "fuse each matmul + bias + ReLU/tanh-GELU into one cuBLASLt call (its epilogue)";
+    case RewriteKind::direct_launch:
+      return "launch each Triton kernel through its one compiled launcher, skipping "
+             "CachingAutotuner.run's per-launch checks (the original kept for the first call)";
   }
   return "";
 }
@@ -201,6 +204,9 @@ struct Plan {
   std::vector<std::string> skipped;  // why other rewrites are not proposed
 };
 
+constexpr RewriteKind kAllKinds[] = {RewriteKind::cuda_graph, RewriteKind::autotune,
+                                     RewriteKind::epilogue, RewriteKind::direct_launch};
+
 Plan plan_next(const History& h, std::uint64_t seed) {
   Plan plan;
   const std::string& base = *h.base;
@@ -211,13 +217,13 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   for (const auto& t : h.tried) {
     tried_texts.insert(t.text);
     if (!t.report || !broken_rejection(*t.report)) continue;
-    for (RewriteKind k : {RewriteKind::cuda_graph, RewriteKind::autotune, RewriteKind::epilogue})
+    for (RewriteKind k : kAllKinds)
       if (t.id.find(rewrite_kind_name(k)) != std::string::npos) broken.insert(k);
   }
 
   // Which rewrites apply to this base at this agency.
   std::vector<RewriteKind> available;
-  for (RewriteKind k : {RewriteKind::cuda_graph, RewriteKind::autotune, RewriteKind::epilogue}) {
+  for (RewriteKind k : kAllKinds) {
     if (h.agency == Agency::low && !structure_preserving(k)) {
       plan.skipped.push_back(
           fmt::format("{}: agency low keeps the wrapper's structure", rewrite_kind_name(k)));
@@ -241,6 +247,7 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   bool cg = contains(available, RewriteKind::cuda_graph);
   bool at = contains(available, RewriteKind::autotune);
   bool ep = contains(available, RewriteKind::epilogue);
+  bool dl = contains(available, RewriteKind::direct_launch);
   bool autotune_first = false;
   if (h.profile) {
     auto [share, total] = triton_share(*h.profile);
@@ -260,7 +267,14 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   if (cg) ranked.push_back({RewriteKind::cuda_graph});
   if (cg && at && !autotune_first)
     ranked.push_back({RewriteKind::cuda_graph, RewriteKind::autotune});
+  // Without a graph (or when it lost): less host time per Triton launch, which is what a
+  // launch-bound call() is made of; with wider autotuning when that came first.
+  if (dl && at && autotune_first)
+    ranked.push_back({RewriteKind::direct_launch, RewriteKind::autotune});
+  if (dl) ranked.push_back({RewriteKind::direct_launch});
   if (at) ranked.push_back({RewriteKind::autotune});
+  if (dl && at && !autotune_first)
+    ranked.push_back({RewriteKind::direct_launch, RewriteKind::autotune});
   // A second autotune variant set when the first was only not fast enough.
   if (at) ranked.push_back({RewriteKind::autotune, RewriteKind::autotune});
 

@@ -20,7 +20,8 @@ import types
 # Banners the search agent pastes with each of its rewrites (core/agent/search/*.py).
 _REWRITE_BANNERS = {"cuda_graph": "# ---- tilesmith-search: CUDA graph replay",
                     "autotune": "# ---- tilesmith-search: wider autotuning",
-                    "epilogue": "# ---- tilesmith-search: epilogue fusion"}
+                    "epilogue": "# ---- tilesmith-search: epilogue fusion",
+                    "direct_launch": "# ---- tilesmith-search: direct Triton launches"}
 
 
 def rewrite_kinds(text: str) -> tuple:

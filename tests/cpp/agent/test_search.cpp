@@ -128,6 +128,55 @@ TEST(SearchRewrite, CudaGraphKeepsTheAbiAndTheOriginalAsFallback) {
             std::string::npos);
 }
 
+TEST(SearchRewrite, DirectLaunchCallsTheLaunchersOnceSettledAndKeepsTheOriginal) {
+  for (const auto& name : {kMlp, kAttn, kTrainFwd, kTrainBwd, kLossBwd, kTiny}) {
+    SCOPED_TRACE(name);
+    const std::string original = fixture(name);
+    auto cand = rewrite_direct_launch(original);
+    ASSERT_TRUE(cand) << cand.error().message;
+    EXPECT_TRUE(check_wrapper_abi(original, *cand))
+        << check_wrapper_abi(original, *cand).error().message;
+    EXPECT_FALSE(check_candidate(Agency::low, original, *cand));  // it changes call()
+    EXPECT_EQ(count(*cand, "# ---- tilesmith-search: direct Triton launches"), 1u);
+    EXPECT_EQ(count(*cand, "def call(self, args):"), 1u);
+    EXPECT_EQ(count(*cand, "def _ts_call_run(self, args):"), 1u);
+    // The original body survives verbatim as the first-call path; the kernels are untouched.
+    size_t body = original.find("        with torch.cuda._DeviceGuard(0):");
+    size_t end = original.find("runner = Runner(partitions=[])");
+    ASSERT_NE(body, std::string::npos);
+    std::string verbatim = original.substr(body, end - body);
+    size_t run_def = cand->find("def _ts_call_run(self, args):");
+    EXPECT_NE(cand->find(verbatim, run_def), std::string::npos);
+    // The new call(): every launch of the original goes through a launcher, and only there.
+    std::string direct = cand->substr(cand->find("def call(self, args):"));
+    direct = direct.substr(0, direct.find("def _ts_call_run("));
+    EXPECT_NE(direct.find("_ts_out = self._ts_call_run(args)"), std::string::npos);
+    EXPECT_EQ(count(direct, ".run("), 0u);
+    size_t launches = 0;
+    for (size_t k = 0; k < 64; ++k) launches += count(direct, fmt::format("_ts_launch_{}(", k));
+    EXPECT_EQ(launches, count(verbatim, ".run("));
+    EXPECT_GT(launches, 0u);
+    // Applying it twice is refused: the new call() launches nothing through run().
+    EXPECT_FALSE(rewrite_direct_launch(*cand));
+  }
+  // A call() that launches no Triton kernel itself (library calls only): nothing to do.
+  auto none = rewrite_direct_launch(
+      "def call(args):\n"
+      "    arg0_1, = args\n"
+      "    args.clear()\n"
+      "    buf0 = empty_strided_cuda((4, 4), (4, 1), torch.float32)\n"
+      "    extern_kernels.mm(arg0_1, arg0_1, out=buf0)\n"
+      "    return (buf0, )\n");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("launches no Triton kernel"), std::string::npos);
+  // With wider autotuning on top: both banners, the ABI kept.
+  auto both = apply_rewrites(fixture(kMlp), {RewriteKind::direct_launch, RewriteKind::autotune});
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(count(*both, "# ---- tilesmith-search: direct Triton launches"), 1u);
+  EXPECT_GT(count(*both, "# ---- tilesmith-search: wider autotuning"), 0u);
+  EXPECT_TRUE(check_wrapper_abi(fixture(kMlp), *both));
+}
+
 TEST(SearchRewrite, CudaGraphRefusesRandomnessSyncsAndCpuTensors) {
   const std::string original = fixture(kMlp);
   const std::string anchor = "            buf0 = empty_strided_cuda(";
@@ -336,6 +385,9 @@ bool graphed(const std::string& t) {
 bool widened(const std::string& t) {
   return t.find("@_ts_widened(") != std::string::npos;
 }
+bool direct(const std::string& t) {
+  return t.find("# ---- tilesmith-search: direct Triton launches") != std::string::npos;
+}
 
 struct Run {
   AgentResult result;
@@ -412,17 +464,24 @@ TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {
   EXPECT_EQ(run.result.outcome, Outcome::failed);
   EXPECT_NE(run.result.reason.find("nothing more to propose"), std::string::npos)
       << run.result.reason;
-  // read, profile (an addmm and a 22M-element GELU: which dominates is measured), 4 proposals
-  // (graph, graph+autotune, autotune, autotune variant), final, refusal.
-  ASSERT_EQ(run.evaluated.size(), 4u);
-  EXPECT_EQ(run.result.model_calls, 8);
+  // read, profile (an addmm and a 22M-element GELU: which dominates is measured), 6 proposals
+  // (graph, graph+autotune, direct launches, autotune, direct+autotune, autotune variant),
+  // final, refusal.
+  ASSERT_EQ(run.evaluated.size(), 6u);
+  EXPECT_EQ(run.result.model_calls, 10);
   EXPECT_EQ(run.profiles, 1);
-  EXPECT_EQ(run.result.rejected_candidates, 5);  // 4 proposals + the host's re-check after "done"
-  EXPECT_TRUE(graphed(run.evaluated[0]) && !widened(run.evaluated[0]));
-  EXPECT_TRUE(graphed(run.evaluated[1]) && widened(run.evaluated[1]));
-  EXPECT_TRUE(!graphed(run.evaluated[2]) && widened(run.evaluated[2]));
-  EXPECT_TRUE(!graphed(run.evaluated[3]) && widened(run.evaluated[3]));
-  EXPECT_NE(run.evaluated[2], run.evaluated[3]);
+  EXPECT_EQ(run.result.rejected_candidates, 7);  // 6 proposals + the host's re-check after "done"
+  auto is = [&](size_t i, bool g, bool w, bool d) {
+    return graphed(run.evaluated[i]) == g && widened(run.evaluated[i]) == w &&
+           direct(run.evaluated[i]) == d;
+  };
+  EXPECT_TRUE(is(0, true, false, false));
+  EXPECT_TRUE(is(1, true, true, false));
+  EXPECT_TRUE(is(2, false, false, true));
+  EXPECT_TRUE(is(3, false, true, false));
+  EXPECT_TRUE(is(4, false, true, true));
+  EXPECT_TRUE(is(5, false, true, false));
+  EXPECT_NE(run.evaluated[3], run.evaluated[5]);
   // All distinct, all keep the ABI.
   for (size_t i = 0; i < run.evaluated.size(); ++i) {
     EXPECT_TRUE(check_wrapper_abi(original, run.evaluated[i]));
@@ -450,7 +509,7 @@ TEST(SearchLoop, AnIncorrectRewriteIsNotProposedAgain) {
   ASSERT_EQ(run.evaluated.size(), 2u);
   EXPECT_TRUE(graphed(run.evaluated[0]));
   EXPECT_FALSE(graphed(run.evaluated[1]));  // not graph+autotune: the graph was wrong here
-  EXPECT_TRUE(widened(run.evaluated[1]));
+  EXPECT_TRUE(direct(run.evaluated[1]));
 }
 
 TEST(SearchLoop, AgencyLowProposesOnlyStructurePreservingRewrites) {

@@ -37,7 +37,7 @@ std::unique_ptr<Transport> transport_for(const Provider& provider, std::uint64_t
 
 // ---- the rewrites, one pure function each (exposed for tests and tools) -----------------------
 
-enum class RewriteKind { cuda_graph, autotune, epilogue };
+enum class RewriteKind { cuda_graph, autotune, epilogue, direct_launch };
 const char* rewrite_kind_name(RewriteKind kind) noexcept;
 
 /// Whether a rewrite keeps the wrapper's structure (the only kind agency "low" admits).
@@ -65,6 +65,12 @@ Expected<std::string> rewrite_autotune(std::string_view wrapper, std::uint64_t s
 /// computation is evaluated on sample points to tell which activation it is); `Errc::rejected`
 /// when there is no such pair (exact erf GELU is not one: cuBLASLt's epilogue is the tanh form).
 Expected<std::string> rewrite_epilogue(std::string_view wrapper);
+
+/// call() launching each Triton kernel through its one compiled launcher once a first call has
+/// compiled and autotuned it (skipping CachingAutotuner.run's per-launch checks), the original
+/// call() kept for that first call and whenever the profiler or a debug mode watches;
+/// `Errc::rejected` when call() launches no Triton kernel itself.
+Expected<std::string> rewrite_direct_launch(std::string_view wrapper);
 
 /// Applies `kinds` in order; the first failure is returned.
 Expected<std::string> apply_rewrites(std::string_view wrapper,
