@@ -149,6 +149,24 @@ def test_report_carries_what_a_candidates_graph_runtime_did(gate):
     assert "candidate_graph_runtime" not in r.to_dict()["phases"][0]["info"]
 
 
+def test_report_says_whether_a_candidates_direct_launches_were_bound(gate):
+    # The direct-launch rewrite's shape around an honest call() with no Triton kernels: the
+    # first call binds (an empty list of launchers), and the report says so.
+    helper = Path(__file__).resolve().parents[2] / "core/agent/search/direct_launch.py"
+    source = (HONEST + "\n" + helper.read_text() + "\n_ts_direct = None\n_ts_direct_tries = 0\n"
+              "_ts_call_run = call\n\n\ndef call(args):\n"
+              "    global _ts_direct, _ts_direct_tries\n"
+              "    if _ts_direct is None:\n"
+              "        _ts_direct_tries += 1\n"
+              "        _ts_direct = _ts_direct_launchers(())\n"
+              "    return _ts_call_run(args)\n")
+    r = gate.evaluate(source, label="direct")
+    info = r.to_dict()["phases"][0]["info"]["candidate_direct_launch"]
+    assert info == {"bound": True, "launchers": 0, "tries": 1}
+    r = gate.evaluate(HONEST, label="plain")
+    assert "candidate_direct_launch" not in r.to_dict()["phases"][0]["info"]
+
+
 def test_check_is_correctness_only(gate):
     r = gate.check(HONEST)
     assert r.verdict == "accepted" and r.reason == "accepted: correct"

@@ -353,6 +353,21 @@ def _graph_runtime_stats(module) -> dict | None:
         return None
 
 
+def _direct_launch_stats(module) -> dict | None:
+    """Whether the search agent's direct-launch rewrite in a candidate bound its launchers over
+    the gate's calls (so the timed calls skipped CachingAutotuner.run) and after how many tries:
+    diagnostics for the report, never part of a verdict."""
+    try:
+        fields = vars(module)
+        if "_ts_direct_launchers" not in fields or type(fields.get("_ts_direct_tries")) is not int:
+            return None
+        direct = fields.get("_ts_direct")
+        return {"bound": type(direct) is list, "launchers": len(direct) if type(direct) is list
+                else 0, "tries": fields["_ts_direct_tries"]}
+    except Exception:
+        return None
+
+
 def _class_values(cls: str, n: int, dt: torch.dtype, gen, device) -> torch.Tensor:
     work = torch.float64 if dt == torch.float64 else torch.float32
     if dt.is_complex:
@@ -916,6 +931,9 @@ class Job:
         runtime = _graph_runtime_stats(candidate_module)
         if runtime:
             self.info["candidate_graph_runtime"] = runtime
+        direct = _direct_launch_stats(candidate_module)
+        if direct:
+            self.info["candidate_direct_launch"] = direct
         return self.result(t_start, timing)
 
     # -- correctness -------------------------------------------------------------------------
