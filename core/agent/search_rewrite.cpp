@@ -656,6 +656,35 @@ std::optional<long long> contiguous_numel(const std::vector<std::string_view>& l
   return std::nullopt;
 }
 
+// The wrapper with call()'s definition replaced by `call`, and `helper` (module-level code the
+// new call() uses) placed before the class holding call(), or before call() itself.
+std::string splice_call(std::string_view wrapper, const std::vector<std::string_view>& lines,
+                        const CallSite& site, std::string_view helper, std::string_view call) {
+  size_t insert_at = site.def_line;
+  if (site.is_method) {
+    for (size_t i = site.def_line; i-- > 0;) {
+      if (indent_of(lines[i]) == 0 && starts_with(lines[i], "class ")) {
+        insert_at = i;
+        break;
+      }
+    }
+  }
+  std::string out;
+  out.reserve(wrapper.size() + helper.size() + call.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == insert_at) out += helper;
+    if (i == site.def_line) {
+      out += call;
+      i = site.body_end - 1;
+      continue;
+    }
+    out += lines[i];
+    out += '\n';
+  }
+  if (!wrapper.empty() && wrapper.back() != '\n') out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 }  // namespace detail
@@ -714,30 +743,7 @@ Expected<std::string> rewrite_cuda_graph(std::string_view wrapper) {
       std::string(detail::embedded_cuda_graph_runtime()) +
       fmt::format("\n_ts_graphed_call = _TsGraphedCall(written_inputs={})\n\n", written_tuple);
 
-  // Where the runtime goes: before the class holding call(), or before call() itself.
-  size_t insert_at = site->def_line;
-  if (site->is_method) {
-    for (size_t i = site->def_line; i-- > 0;) {
-      if (detail::indent_of(lines[i]) == 0 && detail::starts_with(lines[i], "class ")) {
-        insert_at = i;
-        break;
-      }
-    }
-  }
-  std::string out;
-  out.reserve(wrapper.size() + runtime.size() + call.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i == insert_at) out += runtime;
-    if (i == site->def_line) {
-      out += call;
-      i = site->body_end - 1;
-      continue;
-    }
-    out += lines[i];
-    out += '\n';
-  }
-  if (!wrapper.empty() && wrapper.back() != '\n') out.pop_back();
-  return out;
+  return detail::splice_call(wrapper, lines, *site, runtime, call);
 }
 
 Expected<std::string> rewrite_autotune(std::string_view wrapper, std::uint64_t seed) {
@@ -947,29 +953,7 @@ Expected<std::string> rewrite_direct_launch(std::string_view wrapper) {
   std::string helper = std::string(detail::embedded_direct_launch_helper()) +
                        "\n_ts_direct = None  # the launchers, once every kernel has one\n"
                        "_ts_direct_tries = 0\n\n\n";
-  size_t insert_at = site->def_line;
-  if (site->is_method) {
-    for (size_t i = site->def_line; i-- > 0;) {
-      if (detail::indent_of(lines[i]) == 0 && detail::starts_with(lines[i], "class ")) {
-        insert_at = i;
-        break;
-      }
-    }
-  }
-  std::string out;
-  out.reserve(wrapper.size() + helper.size() + call.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i == insert_at) out += helper;
-    if (i == site->def_line) {
-      out += call;
-      i = site->body_end - 1;
-      continue;
-    }
-    out += lines[i];
-    out += '\n';
-  }
-  if (!wrapper.empty() && wrapper.back() != '\n') out.pop_back();
-  return out;
+  return detail::splice_call(wrapper, lines, *site, helper, call);
 }
 
 Expected<std::string> apply_rewrites(std::string_view wrapper,

@@ -8,6 +8,7 @@ import pytest
 
 from _tscore import agent
 from tilesmith_testing import mock_server
+from tilesmith_testing.workspace import ScriptedWorkspace
 
 needs_mock = pytest.mark.skipif(mock_server.executable() is None,
                                 reason="mock_openai_server is not built")
@@ -23,29 +24,10 @@ def _tool(i, name, args):
     return {"id": f"c{i}", "name": name, "arguments": json.dumps(args)}
 
 
-class Workspace:
-    def __init__(self, track_dir, evaluate=None):
-        self.dir = str(track_dir)
-        self.written = []
-        self._evaluate = evaluate
-
-    def original(self):
-        return ORIGINAL
-
-    def track_dir(self):
-        return self.dir
-
-    def write_candidate(self, text):
-        self.written.append(text)
-
-    def evaluate(self, text):
-        return self._evaluate(text)
-
-    def read_spec(self, name):
-        raise KeyError(name)
-
-    def profile(self, text):
-        return [{"kernel": "k0", "original_ms": 1.0, "candidate_ms": None}]
+def Workspace(track_dir, evaluate=None):
+    return ScriptedWorkspace(ORIGINAL, track_dir, evaluate,
+                             profile_rows=[{"kernel": "k0", "original_ms": 1.0,
+                                            "candidate_ms": None}])
 
 
 def test_resolve_and_budget():

@@ -12,6 +12,7 @@ import torch
 from _tscore import agent
 from tilesmith import _identity
 from tilesmith_testing import mock_server, scripts
+from tilesmith_testing.workspace import ScriptedWorkspace
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "inductor_cuda"
 # The scripted diff targets the default graph_partition wrapper (class Runner); the plain
@@ -19,33 +20,12 @@ DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "inductor_cuda"
 SAMPLES = sorted(p for p in DATA.glob("*.py") if "_plain." not in p.name)
 
 
-class _Workspace:
-    def __init__(self, original, track_dir):
-        self._original, self._dir, self.evaluated = original, str(track_dir), []
-
-    def original(self):
-        return self._original
-
-    def track_dir(self):
-        return self._dir
-
-    def write_candidate(self, text):
-        pass
-
-    def evaluate(self, text):
-        self.evaluated.append(text)
-        return {"verdict": "accepted", "reason": "accepted", "speedup": 2.0, "confirmed": True}
-
-    def profile(self, text):
-        return []
-
-
 @pytest.mark.skipif(mock_server.executable() is None, reason="mock_openai_server is not built")
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
 def test_cuda_graph_diff_applies_to_real_wrappers_and_keeps_the_abi(sample, tmp_path):
     original = _identity.fx_header("graph", "forward", "g") + _identity.normalize_wrapper(
         sample.read_text())
-    ws = _Workspace(original, tmp_path)
+    ws = ScriptedWorkspace(original, tmp_path)
     with mock_server.MockServer(scripts.cuda_graph_each(1), tmp_path) as url:
         res = agent.run(ws, agent.Budget(1), model="mock", agency="medium",
                         env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": url})

@@ -14,6 +14,7 @@ import torch
 
 from _tscore import agent
 from tilesmith import _identity
+from tilesmith_testing.workspace import ScriptedWorkspace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "tests/data/inductor_cuda/tiny_fp32_plain.0.inference.py"
@@ -21,37 +22,19 @@ HELPER = ROOT / "core/agent/search/direct_launch.py"
 BANNER = "# ---- tilesmith-search: direct Triton launches"
 
 
-class _Workspace:
-    """Rejects every proposal as not faster until the direct-launch one, which it accepts."""
-
-    def __init__(self, original, track_dir):
-        self._original, self._dir, self.evaluated = original, str(track_dir), []
-
-    def original(self):
-        return self._original
-
-    def track_dir(self):
-        return self._dir
-
-    def write_candidate(self, text):
-        pass
-
-    def evaluate(self, text):
-        self.evaluated.append(text)
-        if BANNER in text:
-            return {"verdict": "accepted", "reason": "accepted: 1.05x, confirmed",
-                    "speedup": 1.05, "confirmed": True}
-        return {"verdict": "rejected", "kind": "not_faster", "reason": "rejected: not_faster",
-                "speedup": 1.0, "confirmed": False}
-
-    def profile(self, text):
-        return []
+def _accept_only_direct_launch(text):
+    """The gate's verdicts: every proposal is not faster but the direct-launch one."""
+    if BANNER in text:
+        return {"verdict": "accepted", "reason": "accepted: 1.05x, confirmed", "speedup": 1.05,
+                "confirmed": True}
+    return {"verdict": "rejected", "kind": "not_faster", "reason": "rejected: not_faster",
+            "speedup": 1.0, "confirmed": False}
 
 
 def _candidate(tmp_path) -> str:
     original = _identity.fx_header("graph", "inference", "g") + _identity.normalize_wrapper(
         WRAPPER.read_text())
-    ws = _Workspace(original, tmp_path)
+    ws = ScriptedWorkspace(original, tmp_path, _accept_only_direct_launch)
     res = agent.run(ws, agent.Budget(12), model="tilesmith-search", agency="medium", env={})
     assert res["outcome"] == "accepted", res["reason"]
     (text,) = [c["text"] for c in res["accepted"]]
