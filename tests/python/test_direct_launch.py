@@ -73,6 +73,22 @@ class FakeKernel:
         self._compute(*args)
 
 
+class MeasuringKernel(FakeKernel):
+    """A subclass with a run() of its own (as DebugAutotuner's, which times every launch)."""
+
+    def run(self, *args, stream):
+        self.log.append("measured run")
+        self._compute(*args)
+
+
+def _load(code, scope):
+    """Executes candidate code in `scope`, with FakeKernel.run standing in for CachingAutotuner's
+    plain run()."""
+    exec(compile(code, "candidate", "exec"), scope)
+    scope["_TS_PLAIN_RUNS"].add(FakeKernel.run)
+    return scope
+
+
 def _scope(kernel):
     return {
         "torch": torch,
@@ -104,7 +120,7 @@ def test_launches_go_through_the_launchers_once_the_first_call_settled_them(tmp_
     code = _entry_points(_candidate(tmp_path))
     log = []
     scope = _scope(FakeKernel(log))
-    exec(compile(code, "candidate", "exec"), scope)
+    _load(code, scope)
     args = _args()
     with _cpu_device_calls():
         want = scope["_ts_call_run"](list(args))
@@ -132,7 +148,7 @@ def test_a_kernel_with_several_configs_keeps_run_and_stops_asking(tmp_path):
     log = []
     kernel = FakeKernel(log, launchers=2)  # autotuning not settled: run() still has work
     scope = _scope(kernel)
-    exec(compile(code, "candidate", "exec"), scope)
+    _load(code, scope)
     with _cpu_device_calls():
         for _ in range(6):
             scope["call"](_args())
@@ -141,11 +157,9 @@ def test_a_kernel_with_several_configs_keeps_run_and_stops_asking(tmp_path):
 
 
 @pytest.mark.parametrize("blocker", ["dump_launch_params", "triton_interpret", "coordesc",
-                                     "cubin", "global_scratch",
-                                     "profile_scratch"])
+                                     "cubin", "global_scratch", "profile_scratch", "own_run"])
 def test_launchers_that_need_run_are_not_taken(blocker):
-    scope = {"torch": torch}
-    exec(compile(HELPER.read_text(), str(HELPER), "exec"), scope)
+    scope = _load(HELPER.read_text(), {"torch": torch})
     kernel = FakeKernel([])
     launcher = types.SimpleNamespace(config=types.SimpleNamespace())
     kernel.launchers = [launcher]
@@ -156,9 +170,19 @@ def test_launchers_that_need_run_are_not_taken(blocker):
         launcher.store_cubin = True
     elif blocker.endswith("_scratch"):
         setattr(launcher, blocker, 1024)
+    elif blocker == "own_run":
+        kernel.__class__ = MeasuringKernel
     else:
         setattr(kernel, blocker, True)
     assert scope["_ts_direct_launchers"]((kernel,)) is None
     if blocker == "coordesc":  # once coordinate descent has run, its launcher is final
         launcher.config.found_by_coordesc = True
         assert scope["_ts_direct_launchers"]((kernel,)) == [launcher]
+
+
+def test_only_inductors_own_run_counts_as_plain():
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner, DebugAutotuner
+    scope = {"torch": torch}
+    exec(compile(HELPER.read_text(), str(HELPER), "exec"), scope)
+    assert CachingAutotuner.run in scope["_TS_PLAIN_RUNS"]
+    assert DebugAutotuner.run not in scope["_TS_PLAIN_RUNS"]

@@ -11,6 +11,11 @@ try:
 except ImportError:  # a torch without debug modes
     def _ts_active_debug_mode():
         return None
+from torch._inductor.runtime.triton_heuristics import CachingAutotuner as _TsAutotuner
+
+# The run() implementations whose only work once settled is the launcher call; a subclass with
+# its own run() (DebugAutotuner measures every launch) keeps it.
+_TS_PLAIN_RUNS = {_TsAutotuner.run}
 
 
 def _ts_direct_launchers(kernels):
@@ -20,6 +25,8 @@ def _ts_direct_launchers(kernels):
         launchers = getattr(kernel, "launchers", None)
         if not isinstance(launchers, list) or len(launchers) != 1:
             return None  # not compiled yet, or several configs still to autotune
+        if getattr(type(kernel), "run", None) not in _TS_PLAIN_RUNS:
+            return None
         launcher = launchers[0]
         meta = getattr(kernel, "inductor_meta", None) or {}
         if (getattr(kernel, "triton_interpret", False)
