@@ -1,4 +1,5 @@
-// Internals of the search agent shared by its rewrites and its transport.
+// Internals of the search agent shared by its rewrites, its transport and the structure check
+// (structure.cpp): Python-source text helpers and what the rewrites read from a wrapper.
 #pragma once
 
 #include <optional>

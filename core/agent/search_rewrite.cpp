@@ -63,30 +63,15 @@ size_t indent_of(std::string_view line) {
   return n;
 }
 
-std::string_view code_part(std::string_view line) {
-  char quote = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '#') {
-      return line.substr(0, i);
-    }
-  }
-  return line;
-}
+namespace {
 
-std::vector<std::string_view> split_top_level(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
+// Walks `s` from `from` outside string literals and calls visit(i, c, depth) for each character
+// there, `depth` being the bracket depth after it; visit returns false to stop the walk.
+template <class Visit>
+void walk_code(std::string_view s, size_t from, Visit visit) {
   int depth = 0;
   char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = from; i < s.size(); ++i) {
     char c = s[i];
     if (quote) {
       if (c == '\\')
@@ -95,43 +80,53 @@ std::vector<std::string_view> split_top_level(std::string_view s, char sep) {
         quote = 0;
       continue;
     }
-    if (c == '\'' || c == '"')
+    if (c == '\'' || c == '"') {
       quote = c;
-    else if (c == '(' || c == '[' || c == '{')
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{')
       ++depth;
     else if (c == ')' || c == ']' || c == '}')
       --depth;
-    else if (c == sep && depth == 0) {
+    if (!visit(i, c, depth)) return;
+  }
+}
+
+}  // namespace
+
+std::string_view code_part(std::string_view line) {
+  size_t end = line.size();
+  walk_code(line, 0, [&](size_t i, char c, int) {
+    if (c != '#') return true;
+    end = i;
+    return false;
+  });
+  return line.substr(0, end);
+}
+
+std::vector<std::string_view> split_top_level(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  walk_code(s, 0, [&](size_t i, char c, int depth) {
+    if (c == sep && depth == 0) {
       out.push_back(trim(s.substr(start, i - start)));
       start = i + 1;
     }
-  }
+    return true;
+  });
   if (auto last = trim(s.substr(start)); !last.empty() || !out.empty()) out.push_back(last);
   while (!out.empty() && out.back().empty()) out.pop_back();
   return out;
 }
 
 std::optional<size_t> matching_paren(std::string_view s, size_t open) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = open; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"')
-      quote = c;
-    else if (c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return i;
-    }
-  }
-  return std::nullopt;
+  std::optional<size_t> close;
+  walk_code(s, open, [&](size_t i, char c, int depth) {
+    if (depth != 0 || !(c == ')' || c == ']' || c == '}')) return true;
+    close = i;
+    return false;
+  });
+  return close;
 }
 
 bool is_identifier(std::string_view s) {

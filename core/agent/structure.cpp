@@ -1,5 +1,7 @@
 #include "ts/agent/structure.hpp"
 
+#include "search_internal.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -31,17 +33,9 @@ Expected<Agency> parse_agency(std::string_view s) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-size_t indent_of(std::string_view line) {
-  size_t n = 0;
-  while (n < line.size() && (line[n] == ' ' || line[n] == '\t')) ++n;
-  return n;
-}
+using detail::code_part;
+using detail::indent_of;
+using detail::trim;
 
 // Empties every triple-quoted string ('''...''' or """..."""): kernel sources live there.
 std::string mask_triple_quoted(std::string_view text) {
@@ -106,25 +100,6 @@ std::optional<CallBody> find_call(const std::vector<Line>& lines) {
   return std::nullopt;
 }
 
-// Drops a trailing "# comment" that is not inside a string literal.
-std::string_view strip_comment(std::string_view line) {
-  char quote = 0;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '#') {
-      return line.substr(0, i);
-    }
-  }
-  return line;
-}
-
 // `<ident>.run(` ... matching `)` inside the call body become `<ident>.run(...)`.
 std::string mask_launch_args(std::string_view body) {
   std::string out;
@@ -168,7 +143,7 @@ std::string mask_launch_args(std::string_view body) {
 std::vector<Line> skeleton(std::string_view text) {
   std::vector<Line> out;
   for (const Line& l : split(text)) {
-    std::string_view t = strip_comment(l.text);
+    std::string_view t = code_part(l.text);
     while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
     if (!trim(t).empty()) out.push_back({l.number, t});
   }
@@ -203,13 +178,13 @@ Masked masked_skeleton(std::string_view source) {
 // Elements of the last top-level `return (...)` / `return a, b` in the call body.
 std::optional<size_t> return_arity(const std::vector<Line>& lines, const CallBody& call) {
   for (size_t i = call.end; i-- > call.begin;) {
-    std::string_view t = trim(strip_comment(lines[i].text));
+    std::string_view t = trim(code_part(lines[i].text));
     if (t.substr(0, 7) != "return " && t != "return") continue;
     std::string expr(trim(t.substr(6)));
     for (size_t j = i + 1; j < call.end && std::count(expr.begin(), expr.end(), '(') >
                                                std::count(expr.begin(), expr.end(), ')');
          ++j)
-      expr += trim(strip_comment(lines[j].text));
+      expr += trim(code_part(lines[j].text));
     if (expr.empty()) return 0;
     std::string_view e = expr;
     bool parenthesized = e.front() == '(' && e.back() == ')';
@@ -234,7 +209,7 @@ std::optional<size_t> return_arity(const std::vector<Line>& lines, const CallBod
 
 std::optional<std::string_view> unpack_line(const std::vector<Line>& lines, const CallBody& call) {
   for (size_t i = call.begin; i < call.end; ++i) {
-    std::string_view t = trim(strip_comment(lines[i].text));
+    std::string_view t = trim(code_part(lines[i].text));
     if (t.size() > 7 && t.substr(t.size() - 7) == " = args") return t;
   }
   return std::nullopt;
@@ -242,7 +217,7 @@ std::optional<std::string_view> unpack_line(const std::vector<Line>& lines, cons
 
 bool has_args_clear(const std::vector<Line>& lines, const CallBody& call) {
   for (size_t i = call.begin; i < call.end; ++i)
-    if (trim(strip_comment(lines[i].text)) == "args.clear()") return true;
+    if (trim(code_part(lines[i].text)) == "args.clear()") return true;
   return false;
 }
 
