@@ -58,6 +58,31 @@ def load_graph_runtime():
     return scope["_TsGraphedCall"]
 
 
+def direct_launch_helper() -> dict:
+    """The helper the search agent pastes into a direct-launch candidate, as a namespace."""
+    source = SUITE.parents[1] / "core" / "agent" / "search" / "direct_launch.py"
+    scope = {"torch": torch}
+    exec(compile(source.read_text(), str(source), "exec"), scope)
+    return scope
+
+
+def direct_launch_us(mod, args) -> str:
+    """call() with each Triton kernel's run() replaced by its one launcher (what the search
+    agent's direct_launch candidate calls once settled), timed back to back."""
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    kernels = [v for v in vars(mod).values() if isinstance(v, CachingAutotuner)]
+    launchers = direct_launch_helper()["_ts_direct_launchers"](kernels)
+    if not kernels or launchers is None:
+        return f"not bound ({len(kernels)} kernel(s))"
+    for k, launcher in zip(kernels, launchers):
+        k.run = launcher  # the instance attribute wins over CachingAutotuner.run
+    try:
+        return f"{step_time_us(lambda: mod.call(list(args))):.1f} us back to back"
+    finally:
+        for k in kernels:
+            del k.run
+
+
 def profile_lines(step, title: str, calls: int = 300) -> list[str]:
     """The host functions `calls` steps spend their time in (cProfile, by own time)."""
     profiler = cProfile.Profile()
@@ -103,6 +128,7 @@ def probe(name: str, out_dir: Path) -> None:
             args = mod.get_args()
             lines.append(f"call() of {Path(mod.__file__).name}: "
                          f"{step_time_us(lambda: mod.call(list(args))):.1f} us back to back")
+            lines.append(f"  with direct launches: {direct_launch_us(mod, args)}")
             # The same call() through the search agent's CUDA graph runtime (what its cuda_graph
             # candidate runs), with `y = f(x)` ownership: the last output alive during the call.
             graphed, last = load_graph_runtime()(), [None]
