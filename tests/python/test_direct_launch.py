@@ -186,3 +186,42 @@ def test_only_inductors_own_run_counts_as_plain():
     exec(compile(HELPER.read_text(), str(HELPER), "exec"), scope)
     assert CachingAutotuner.run in scope["_TS_PLAIN_RUNS"]
     assert DebugAutotuner.run not in scope["_TS_PLAIN_RUNS"]
+
+
+@pytest.mark.gpu
+def test_real_launchers_take_the_arguments_run_is_given():
+    # A real Inductor graph on the GPU: each Triton kernel's settled launcher, called where
+    # call() calls run(), gives the same outputs as the original.
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from torch._inductor.codecache import PyCodeCache
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    def f(x, w):
+        return torch.nn.functional.silu(torch.nn.functional.group_norm(x, 4) * w).sum(-1)
+
+    x, w = torch.randn(8, 32, 64, device="cuda"), torch.randn(64, device="cuda")
+    torch._dynamo.reset()
+    compiled = torch.compile(f)
+    want = compiled(x, w)
+    mods = [m for m in list(PyCodeCache.modules) if hasattr(m, "call")
+            and any(isinstance(v, CachingAutotuner) for v in vars(m).values())]
+    assert mods
+    scope = _load(HELPER.read_text(), {"torch": torch})
+    for mod in mods:
+        kernels = [v for v in vars(mod).values() if isinstance(v, CachingAutotuner)
+                   and v.launchers]
+        launchers = scope["_ts_direct_launchers"](kernels)
+        assert launchers is not None and len(launchers) == len(kernels)
+        for k, launcher in zip(kernels, launchers):
+            k.run = launcher  # what the candidate's call() calls once settled
+    try:
+        got = compiled(x, w)
+        torch.cuda.synchronize()
+    finally:
+        for mod in mods:
+            for v in vars(mod).values():
+                if isinstance(v, CachingAutotuner) and "run" in vars(v):
+                    del v.run
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(got, f(x, w), rtol=1e-4, atol=1e-4)
