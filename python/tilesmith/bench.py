@@ -288,14 +288,16 @@ def _time(step, device, min_runs: int, max_runs: int, target_s: float):
 
 
 def _time_interleaved(steps: dict, device, min_runs: int, max_runs: int, target_s: float,
-                      rounds: int = 6) -> dict:
+                      rounds: int = 6, baseline: str = "inductor") -> dict:
     """Times the columns in alternation, one step of each per cycle, the order rotating each
     cycle, so that whatever drifts within the process (clocks, host load, state left by earlier
     work) falls on every column alike, down to the millisecond: on the H200 host a host-bound
     step drifted by up to 1.8x between blocks of a few hundred steps, which timing the columns
     in blocks turned into a 0.69-1.10x spread of the ratio between two copies of the same code.
     Each column's figure is over all its steps; `round_medians_ms` splits the cycles into
-    `rounds` consecutive parts, so drift still shows. {column: stats}."""
+    `rounds` consecutive parts, so drift still shows. Each other column also gets
+    `paired_speedup`: the baseline's step over its step within each cycle (see _paired).
+    {column: stats}."""
     runs = [_runs_for(s, device, min_runs, max_runs, target_s) for s in steps.values()]
     cycles = max(min_runs, min(max_runs, sorted(runs)[len(runs) // 2]))
     names = list(steps)
@@ -306,8 +308,29 @@ def _time_interleaved(steps: dict, device, min_runs: int, max_runs: int, target_
             samples[c] += _sample(steps[c], device, 1)
     per_round = {c: [statistics.median(part) for part in _split(ms, rounds)]
                  for c, ms in samples.items()}
-    return {c: {**_stats(ms), **_timer(device), "rounds": len(per_round[c]),
-                "round_medians_ms": per_round[c]} for c, ms in samples.items()}
+    out = {c: {**_stats(ms), **_timer(device), "rounds": len(per_round[c]),
+               "round_medians_ms": per_round[c]} for c, ms in samples.items()}
+    if baseline in samples:
+        for c in names:
+            if c != baseline:
+                out[c]["paired_speedup"] = _paired(samples[baseline], samples[c], rounds)
+    return out
+
+
+def _paired(base_ms: list[float], ms: list[float], rounds: int) -> dict:
+    """Speedup over the baseline from the cycles' pairs: median over cycles of base[i] / ms[i].
+    A host-bound step on the H200 host switches between regimes (e.g. 0.08 and 0.14 ms for the
+    same call) that last hundreds of cycles; when a column's steps are split about evenly
+    between two regimes its median lands on either side, and the ratio of two such medians
+    read 0.90x for two copies of the same code (groupnorm_silu_fp32, 2026-12-04). Both steps of
+    a cycle run within the same regime, so their ratio does not move with it; this is also how
+    the gate compares (paired, per call)."""
+    ratios = [b / m for b, m in zip(base_ms, ms) if m > 0]
+    if not ratios:
+        return {}
+    st = _stats(ratios)
+    return {"median": st["ms"], "p10": st["p10_ms"], "p90": st["p90_ms"], "pairs": len(ratios),
+            "round_medians": [statistics.median(part) for part in _split(ratios, rounds)]}
 
 
 def _split(xs: list, parts: int) -> list[list]:
@@ -466,14 +489,24 @@ def _derive(record: dict) -> dict:
         return e.get("ms") if e.get("status") == "ok" else None
 
     base = ms("inductor")
+    # The paired figure where the columns were timed interleaved (_paired says why); a record
+    # from before it, or timed sequentially, has only the ratio of the two medians.
+    of_medians: dict = {}
     for c in ("tilesmith", "max_autotune", "reduce_overhead", "eager"):
         v = ms(c)
-        record[f"speedup_{c}"] = base / v if base and v else None
-    # Per round (the columns were timed in adjacent blocks): whether a small gap holds in every
-    # round or is one round's drift.
+        of_medians[c] = base / v if base and v else None
+        paired = cols.get(c, {}).get("paired_speedup") or {}
+        record[f"speedup_{c}"] = paired.get("median") if of_medians[c] and paired else of_medians[c]
+    record["speedup_of_medians"] = of_medians
+    record["speedup_estimator"] = ("paired" if cols.get("tilesmith", {}).get("paired_speedup")
+                                   else "ratio_of_medians")
+    # Per round: whether a small gap holds in every part of the run or is one part's drift.
+    paired_ts = cols.get("tilesmith", {}).get("paired_speedup") or {}
     ind_r, ts_r = cols.get("inductor", {}).get("round_medians_ms"), cols.get("tilesmith", {}).get(
         "round_medians_ms")
-    if ind_r and ts_r and len(ind_r) == len(ts_r) and base and ms("tilesmith"):
+    if paired_ts.get("round_medians") and base and ms("tilesmith"):
+        record["speedup_tilesmith_by_round"] = paired_ts["round_medians"]
+    elif ind_r and ts_r and len(ind_r) == len(ts_r) and base and ms("tilesmith"):
         record["speedup_tilesmith_by_round"] = [i / t for i, t in zip(ind_r, ts_r) if t > 0]
     ts = cols.get("tilesmith", {})
     record["installed"] = bool(ts.get("installed"))
@@ -504,6 +537,8 @@ def summarize(records: list[dict]) -> dict:
         for k in r.get("rewrites") or ():
             wins.setdefault(k, []).append(r["problem"])
     summary["installed_by_rewrite"] = wins
+    summary["speedup_estimators"] = {e: sum(1 for r in done if r.get("speedup_estimator") == e)
+                                     for e in ("paired", "ratio_of_medians")}
     sp = [r["speedup_tilesmith"] for r in done]
     summary["min_speedup_tilesmith"] = min(sp) if sp else None
     # The same geomean on the problems where every reference column was measured too.
@@ -745,7 +780,10 @@ def main_run(args) -> int:
                           "step of each per cycle, the order rotating, in one process (rows "
                           "whose columns say timing 'interleaved' were timed in rotating "
                           "blocks by an earlier version); median of N runs, spread = p90-p10 over "
-                          "median; each problem in its own process",
+                          "median; speedup = median over cycles of the inductor step over the "
+                          "column's step in the same cycle (rows whose speedup_estimator says "
+                          "ratio_of_medians: inductor median over the column's median); each "
+                          "problem in its own process",
                 "python": sys.version.split()[0],
                 **_versions(),
             },

@@ -9,8 +9,10 @@ one and one that hangs, each in its own process, with a deadline.
 import importlib.util
 import json
 import pathlib
+import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -280,3 +282,43 @@ def test_speedup_is_also_given_per_round():
     r = bench._derive({"columns": {"inductor": {"status": "ok", "ms": 2.0},
                                    "tilesmith": {"status": "ok", "ms": 1.0}}})
     assert "speedup_tilesmith_by_round" not in r
+
+
+def test_speedup_pairs_the_steps_of_each_cycle():
+    """Two copies of the same code on a host that switches between a fast and a slow regime
+    every few cycles, split about evenly: each column's median may land in either regime, so
+    their ratio is far from 1; the pairs of each cycle share a regime, so the paired figure is
+    1 (and a real 2x gap reads 2x)."""
+    bench = load_bench()
+    regime = [0.08 if (i // 5) % 2 else 0.14 for i in range(200)]
+    regime[0] = 0.08  # 101 fast steps of 200: the median is fast
+    same = [t * (1.0 + 0.001 * ((i * 7) % 3 - 1)) for i, t in enumerate(regime)]
+    same[105:110] = [0.14] * 5  # one fast block slow for the copy: its median is slow
+    faster = [t / 2 for t in regime]
+    paired = bench._paired(regime, same, rounds=4)
+    assert statistics.median(regime) / statistics.median(same) < 0.7
+    assert paired["median"] == pytest.approx(1.0, abs=0.002)
+    assert paired["pairs"] == 200 and len(paired["round_medians"]) == 4
+    assert bench._paired(regime, faster, rounds=4)["median"] == pytest.approx(2.0)
+    assert bench._paired([1.0], [0.0], rounds=2) == {}
+
+
+def test_interleaved_timing_gives_each_column_its_paired_speedup():
+    bench = load_bench()
+    steps = {"inductor": lambda: time.sleep(0.002), "tilesmith": lambda: time.sleep(0.001),
+             "eager": lambda: None}
+    out = bench._time_interleaved(steps, torch.device("cpu"), min_runs=10, max_runs=10,
+                                  target_s=0.0, rounds=2)
+    assert "paired_speedup" not in out["inductor"]
+    assert out["tilesmith"]["paired_speedup"]["pairs"] == 10
+    assert 1.3 < out["tilesmith"]["paired_speedup"]["median"] < 2.5
+    r = bench._derive({"columns": {c: {**out[c], "status": "ok"} for c in out}})
+    assert r["speedup_estimator"] == "paired"
+    assert r["speedup_tilesmith"] == out["tilesmith"]["paired_speedup"]["median"]
+    assert r["speedup_tilesmith_by_round"] == out["tilesmith"]["paired_speedup"]["round_medians"]
+    assert r["speedup_of_medians"]["tilesmith"] == pytest.approx(
+        out["inductor"]["ms"] / out["tilesmith"]["ms"])
+    # A record from before (no pairs) keeps the ratio of the medians.
+    old = bench._derive({"columns": {"inductor": {"status": "ok", "ms": 2.0},
+                                     "tilesmith": {"status": "ok", "ms": 1.0}}})
+    assert old["speedup_estimator"] == "ratio_of_medians" and old["speedup_tilesmith"] == 2.0
