@@ -539,6 +539,8 @@ def summarize(records: list[dict]) -> dict:
     summary["installed_by_rewrite"] = wins
     summary["speedup_estimators"] = {e: sum(1 for r in done if r.get("speedup_estimator") == e)
                                      for e in ("paired", "ratio_of_medians")}
+    gpus = sorted({r["device"] for r in done if r.get("device")})
+    summary["devices"] = {g: sum(1 for r in done if r.get("device") == g) for g in gpus}
     sp = [r["speedup_tilesmith"] for r in done]
     summary["min_speedup_tilesmith"] = min(sp) if sp else None
     # The same geomean on the problems where every reference column was measured too.
@@ -553,6 +555,7 @@ def _fmt(x, spec=".3f", none="-"):
 
 
 def print_table(records: list[dict], summary: dict, out=sys.stdout):
+    mixed = len(summary.get("devices") or {}) > 1  # name each row's GPU only where cards differ
     head = f"{'problem':34s} {'inductor':>9s} {'tilesmith':>9s} {'speedup':>8s} {'inst':>4s} " \
            f"{'ok':>3s} {'max-at':>9s} {'red-ovh':>9s} {'eager':>9s}"
     print(head, file=out)
@@ -571,6 +574,8 @@ def print_table(records: list[dict], summary: dict, out=sys.stdout):
             line += f"  rounds {min(by_round):.2f}-{max(by_round):.2f}x"
         if r.get("rewrites"):
             line += f"  ({', '.join(r['rewrites'])})"
+        if mixed and r.get("device"):
+            line += f"  [{r['device']}]"
         if r.get("status") != "ok":
             line += f"  [{r.get('status')}: {str(r.get('error', ''))[:60]}]"
         elif ts.get("status") == "error":
@@ -587,6 +592,9 @@ def print_table(records: list[dict], summary: dict, out=sys.stdout):
           f"({summary['measured']} of {summary['problems']} measured, {summary['installed']} installed, "
           f"{summary['incorrect_installs']} incorrect installs, min {x(summary['min_speedup_tilesmith'])})",
           file=out)
+    if mixed:
+        print("rows measured on: " + ", ".join(f"{g} ({n})" for g, n in summary["devices"].items())
+              + "; each row's columns share one GPU and one process", file=out)
 
 
 def write_plot(records: list[dict], path: Path) -> Path:
@@ -755,7 +763,11 @@ def main_run(args) -> int:
     previous: dict[str, dict] = {}
     if args.resume and out.exists():
         with contextlib.suppress(ValueError, KeyError):
-            previous = {r["problem"]: r for r in json.loads(out.read_text())["records"]}
+            earlier_doc = json.loads(out.read_text())
+            # Rows from a file written before rows carried their GPU took the file's.
+            earlier_gpu = earlier_doc.get("meta", {}).get("device")
+            previous = {r["problem"]: ({"device": earlier_gpu, **r} if earlier_gpu else r)
+                        for r in earlier_doc["records"]}
     # Measured before, but to be measured again: the earlier record stays until a new one is
     # complete, so a rerun the budget does not reach, or one that fails, loses nothing.
     rerun = {name.strip() for name in (args.rerun or "").split(",") if name.strip()}
@@ -795,6 +807,7 @@ def main_run(args) -> int:
         os.replace(tmp, out)
         return ordered, doc["summary"]
 
+    gpu = _versions().get("device")  # each row names its GPU: a resumed file may mix cards
     for i, f in enumerate(todo, 1):
         left = args.time_budget - (time.monotonic() - started) if args.time_budget else None
         if left is not None and left < 45.0:  # too little for a compile and a measurement (35 s at least on the H200)
@@ -803,6 +816,8 @@ def main_run(args) -> int:
         deadline = min(args.timeout, left) if left is not None else args.timeout
         print(f"[{i}/{len(todo)}] {f.stem} ...", end="", flush=True, file=sys.stderr)
         r = _run_one(f, columns, deadline, args, log)
+        if gpu:
+            r["device"] = gpu
         earlier = previous.get(f.stem)
         if r.get("status") != "ok" and earlier is not None and earlier.get("status") == "ok":
             records[f.stem] = {**earlier, "rerun_failed": f"{r.get('status')}: "

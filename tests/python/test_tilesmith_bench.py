@@ -178,6 +178,33 @@ def test_split_gives_consecutive_nonempty_parts():
     assert bench._split([1, 2], 6) == [[1], [2]]
 
 
+def test_a_table_of_rows_from_two_gpus_names_each_rows_gpu():
+    bench = load_bench()
+
+    def rec(name, ts, gpu):
+        r = bench._derive({"problem": name, "status": "ok", "columns": {
+            "inductor": {"status": "ok", "ms": 1.0},
+            "tilesmith": {"status": "ok", "ms": ts, "installed": True, "correct": True}}})
+        return {**r, "device": gpu}
+
+    import io
+
+    same = [rec("a", 0.5, "NVIDIA H200"), rec("b", 0.8, "NVIDIA H200")]
+    s = bench.summarize(same)
+    assert s["devices"] == {"NVIDIA H200": 2}
+    out = io.StringIO()
+    bench.print_table(same, s, out)
+    assert "H200" not in out.getvalue()  # one card: the rows need not say which
+    mixed = same + [rec("c", 0.9, "NVIDIA H100 80GB HBM3")]
+    s = bench.summarize(mixed)
+    assert s["devices"] == {"NVIDIA H100 80GB HBM3": 1, "NVIDIA H200": 2}
+    out = io.StringIO()
+    bench.print_table(mixed, s, out)
+    lines = out.getvalue().splitlines()
+    assert lines[2].endswith("[NVIDIA H200]") and lines[4].endswith("[NVIDIA H100 80GB HBM3]")
+    assert "rows measured on: NVIDIA H100 80GB HBM3 (1), NVIDIA H200 (2)" in lines[-1]
+
+
 def test_runner_isolates_failures_and_keeps_going(tmp_path):
     probs = tmp_path / "problems"
     probs.mkdir()
@@ -206,12 +233,17 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
     assert recs["c_hangs"]["status"] == "timeout"
     assert "[1/3] a_tiny" in r.stderr and "[3/3] c_hangs" in r.stderr
     assert (tmp_path / "r.svg").read_text().startswith("<svg") or (tmp_path / "r.png").exists()
-    # --resume keeps what finished and reruns only the rest
+    # --resume keeps what finished and reruns only the rest; rows of a file from before rows
+    # named their GPU take the file's
+    doc["meta"]["device"] = "NVIDIA H200"
+    out.write_text(json.dumps(doc))
     r2 = subprocess.run(
         [sys.executable, str(BENCH), str(probs), "--device", "cpu", "--columns", "eager",
          "--problems", "a_tiny", "--resume", "--out", str(out)],
         capture_output=True, text=True, timeout=120)
     assert r2.returncode == 0 and "0 problem(s) to run (1 kept" in r2.stderr
+    kept = {x["problem"]: x for x in json.loads(out.read_text())["records"]}
+    assert kept["a_tiny"]["device"] == "NVIDIA H200"
     # --rerun measures a kept problem again
     r3 = subprocess.run(
         [sys.executable, str(BENCH), str(probs), "--device", "cpu", "--columns", "eager",
