@@ -44,6 +44,36 @@ cudaError_t dispatch_row_config(int config, F&& f) {
   return dispatch_config<kNumRowConfigs>(config, static_cast<F&&>(f));
 }
 
+/// The norms' launch dispatch: configs [0, kNumRowConfigs) are row kernels (16-byte vectors
+/// when `vectorized`, else scalars); the next kNumPersistentConfigs are persistent kernels that
+/// hold whole rows in registers, served only for whole-vector rows that fit (else
+/// cudaErrorInvalidValue). Launches through row(T{}, integral_constant<kVec>,
+/// integral_constant<kConfig>) or persistent(T{}, integral_constant<kConfig>).
+template <class Row, class Persistent>
+cudaError_t dispatch_row_kernel(DType dtype, int config, bool vectorized, std::int64_t cols,
+                                Row&& row, Persistent&& persistent) {
+  const cudaError_t err = dispatch_dtype(dtype, [&](auto tag) {
+    constexpr int kVec = 16 / sizeof(tag);
+    if (config >= kNumRowConfigs) {
+      if (!vectorized || cols % kVec != 0 ||
+          cols / kVec > kPersistentConfigs[config - kNumRowConfigs].capacity_vecs())
+        return cudaErrorInvalidValue;
+      return dispatch_config<kNumPersistentConfigs>(config - kNumRowConfigs, [&](auto cfg) {
+        persistent(tag, cfg);
+        return cudaSuccess;
+      });
+    }
+    return dispatch_row_config(config, [&](auto cfg) {
+      if (vectorized)
+        row(tag, std::integral_constant<int, kVec>{}, cfg);
+      else
+        row(tag, std::integral_constant<int, 1>{}, cfg);
+      return cudaSuccess;
+    });
+  });
+  return err != cudaSuccess ? err : cudaGetLastError();
+}
+
 /// Multiprocessor count of the current device (0 if it cannot be read).
 inline int current_sm_count() {
   int device = 0, sms = 0;

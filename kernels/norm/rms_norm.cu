@@ -29,11 +29,10 @@ void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
 }
 
 template <class T, int kConfig>
-cudaError_t launch_rms_norm_persistent(const RmsNormArgs& a, cudaStream_t stream) {
+void launch_rms_norm_persistent(const RmsNormArgs& a, cudaStream_t stream) {
   constexpr PersistentConfig c = kPersistentConfigs[kConfig];
   launch_persistent<&rms_norm_persistent_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread>,
                     c.threads>(params_of<T>(a), a.rows, stream);
-  return cudaSuccess;
 }
 
 }  // namespace
@@ -57,26 +56,12 @@ cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
   const int config =
       a.config >= 0 ? a.config : pick_row_config(a.rows, row_vecs, current_sm_count());
 
-  const cudaError_t err = dispatch_dtype(a.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if (config >= kNumRowConfigs) {  // persistent: whole-vector rows that fit, else not served
-      if (!vectorized || a.cols % vec != 0 ||
-          row_vecs > kPersistentConfigs[config - kNumRowConfigs].capacity_vecs())
-        return cudaErrorInvalidValue;
-      return dispatch_config<kNumPersistentConfigs>(config - kNumRowConfigs, [&](auto cfg) {
-        return launch_rms_norm_persistent<T, cfg.value>(a, stream);
-      });
-    }
-    return dispatch_row_config(config, [&](auto cfg) {
-      if (vectorized)
-        launch_rms_norm<T, 16 / sizeof(T), cfg.value>(a, stream);
-      else
-        launch_rms_norm<T, 1, cfg.value>(a, stream);
-      return cudaSuccess;
-    });
-  });
-  if (err != cudaSuccess) return err;
-  return cudaGetLastError();
+  return dispatch_row_kernel(
+      a.dtype, config, vectorized, a.cols,
+      [&](auto tag, auto width, auto cfg) {
+        launch_rms_norm<decltype(tag), width.value, cfg.value>(a, stream);
+      },
+      [&](auto tag, auto cfg) { launch_rms_norm_persistent<decltype(tag), cfg.value>(a, stream); });
 }
 
 }  // namespace ts::kernels
