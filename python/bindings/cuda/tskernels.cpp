@@ -125,6 +125,30 @@ void copy4(const std::vector<std::int64_t>& from, std::int64_t (&to)[4], const c
 }
 #endif
 
+/// Defines m.<name>(x, y, rows, cols, x_row_stride, y_row_stride, dtype, config, stream) for an
+/// op of one input and one output: fills Args and hands it to run(args, stream).
+template <class Args, class Run>
+void def_rows_op(nb::module_& m, const char* name, Run run) {
+  m.def(
+      name,
+      [run](std::uintptr_t x, std::uintptr_t y, std::int64_t rows, std::int64_t cols,
+            std::int64_t x_stride, std::int64_t y_stride, int dtype, int config,
+            std::uintptr_t stream) {
+        Args a;
+        a.x = ptr(x);
+        a.y = ptr(y);
+        a.rows = rows;
+        a.cols = cols;
+        a.x_row_stride = x_stride;
+        a.y_row_stride = y_stride;
+        a.dtype = dtype_of(dtype);
+        a.config = config;
+        run(a, stream_of(stream));
+      },
+      nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("x_row_stride"),
+      nb::arg("y_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
+}
+
 }  // namespace
 
 NB_MODULE(TS_KERNELS_MODULE, m) {
@@ -204,43 +228,14 @@ NB_MODULE(TS_KERNELS_MODULE, m) {
       nb::arg("x_row_stride"), nb::arg("y_row_stride"), nb::arg("eps"), nb::arg("dtype"),
       nb::arg("config"), nb::arg("stream"));
 
-  m.def(
-      "softmax",
-      [](std::uintptr_t x, std::uintptr_t y, std::int64_t rows, std::int64_t cols,
-         std::int64_t x_stride, std::int64_t y_stride, int dtype, int config,
-         std::uintptr_t stream) {
-        ts::kernels::SoftmaxArgs a;
-        a.x = ptr(x);
-        a.y = ptr(y);
-        a.rows = rows;
-        a.cols = cols;
-        a.x_row_stride = x_stride;
-        a.y_row_stride = y_stride;
-        a.dtype = dtype_of(dtype);
-        a.config = config;
-        check(TS_RUN(softmax, a, stream_of(stream)), "SoftmaxFwdOp", "softmax_launch");
-      },
-      nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("x_row_stride"),
-      nb::arg("y_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
-
-  m.def(
-      "silu_and_mul",
-      [](std::uintptr_t x, std::uintptr_t y, std::int64_t rows, std::int64_t cols,
-         std::int64_t x_stride, std::int64_t y_stride, int dtype, int config,
-         std::uintptr_t stream) {
-        ts::kernels::SiluAndMulArgs a;
-        a.x = ptr(x);
-        a.y = ptr(y);
-        a.rows = rows;
-        a.cols = cols;
-        a.x_row_stride = x_stride;
-        a.y_row_stride = y_stride;
-        a.dtype = dtype_of(dtype);
-        a.config = config;
-        check(TS_RUN(silu_and_mul, a, stream_of(stream)), "SiluAndMulFwdOp", "silu_and_mul_launch");
-      },
-      nb::arg("x"), nb::arg("y"), nb::arg("rows"), nb::arg("cols"), nb::arg("x_row_stride"),
-      nb::arg("y_row_stride"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
+  // Softmax and SiluAndMul take the same arguments: x [rows, cols(*2 for SiluAndMul)] and
+  // y [rows, cols], each with its own row stride.
+  def_rows_op<ts::kernels::SoftmaxArgs>(m, "softmax", [](const auto& a, auto stream) {
+    check(TS_RUN(softmax, a, stream), "SoftmaxFwdOp", "softmax_launch");
+  });
+  def_rows_op<ts::kernels::SiluAndMulArgs>(m, "silu_and_mul", [](const auto& a, auto stream) {
+    check(TS_RUN(silu_and_mul, a, stream), "SiluAndMulFwdOp", "silu_and_mul_launch");
+  });
 
   // In place (q_out == q, k_out == k) as the spec's RoPENeoXFwdOp says; cos_sin_cache rows hold
   // cos then sin: [max_position, rotary_dim] fp32.
