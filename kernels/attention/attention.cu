@@ -19,8 +19,9 @@ namespace {
 //   3: overlapped, 128 x 64
 //   4: warp-specialized (cp.async producer warpgroup, two ping-pong consumers), 128 x 128, 2 stages
 //   5: warp-specialized, 128 x 64, 3 stages
-// 2-5 are kept for measurement: on nvcc 13.0, 2 spills 144 bytes and 4/5 spill 0.5-1.8 KB (ptxas
-// allocates the 384-thread kernel at 168 registers a thread despite setmaxnreg).
+// 2-5 are kept for measurement. ptxas -v (nvcc 13.0, this tree): at D = 128, 2 spills 140 bytes
+// (255 registers); 4/5 compile to 168 registers at entry (65536 / 384 threads) with no spills,
+// the consumers taking 240 after setmaxnreg, so their slower timing is not register pressure.
 constexpr int kNumAttnConfigs = 6;
 constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
                                                            "plain 128x64",
