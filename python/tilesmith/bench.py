@@ -23,6 +23,7 @@ prints progress, writes JSON (merged with an earlier run under --resume), and a 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import copy
 import datetime
@@ -539,8 +540,8 @@ def summarize(records: list[dict]) -> dict:
     summary["installed_by_rewrite"] = wins
     summary["speedup_estimators"] = {e: sum(1 for r in done if r.get("speedup_estimator") == e)
                                      for e in ("paired", "ratio_of_medians")}
-    gpus = sorted({r["device"] for r in done if r.get("device")})
-    summary["devices"] = {g: sum(1 for r in done if r.get("device") == g) for g in gpus}
+    summary["devices"] = dict(sorted(collections.Counter(
+        r["device"] for r in done if r.get("device")).items()))
     sp = [r["speedup_tilesmith"] for r in done]
     summary["min_speedup_tilesmith"] = min(sp) if sp else None
     # The same geomean on the problems where every reference column was measured too.
@@ -779,6 +780,8 @@ def main_run(args) -> int:
     print(f"tilesmith bench: {len(todo)} problem(s) to run ({len(files) - len(todo)} kept from "
           f"{out}), columns {', '.join(columns)}", file=sys.stderr)
 
+    versions = _versions()  # one process, one GPU: read once, named by the file and each new row
+
     def save():
         ordered = [records[k] for k in sorted(records)]
         doc = {
@@ -797,7 +800,7 @@ def main_run(args) -> int:
                           "ratio_of_medians: inductor median over the column's median); each "
                           "problem in its own process",
                 "python": sys.version.split()[0],
-                **_versions(),
+                **versions,
             },
             "summary": summarize(ordered),
             "records": ordered,
@@ -807,7 +810,7 @@ def main_run(args) -> int:
         os.replace(tmp, out)
         return ordered, doc["summary"]
 
-    gpu = _versions().get("device")  # each row names its GPU: a resumed file may mix cards
+    gpu = versions.get("device")  # each row names its GPU: a resumed file may mix cards
     for i, f in enumerate(todo, 1):
         left = args.time_budget - (time.monotonic() - started) if args.time_budget else None
         if left is not None and left < 45.0:  # too little for a compile and a measurement (35 s at least on the H200)
