@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
 
 
@@ -76,6 +77,24 @@ def launcher(op_name: str, kernel: str):
             f"{op_name}: kernel '{kernel}' is not built into _tskernels (built: "
             f"{', '.join(sorted(m.kernels())) or 'none'}); its launcher was not part of the build")
     return fn
+
+
+@functools.lru_cache(maxsize=None)
+def build_id() -> str:
+    """First 12 hex digits of the SHA-256 of the built `_tskernels` file ("none" when absent).
+
+    Config indices name entries of the kernels' config tables, which change between builds of
+    the same library version; a tuned choice is only meaningful for the build that measured it.
+    """
+    m = _import("_tskernels")
+    path = getattr(m, "__file__", None)
+    if isinstance(m, ImportError) or not path:
+        return "none"
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:12]
 
 
 def num_configs(kernel: str) -> int:

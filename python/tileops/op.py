@@ -79,6 +79,12 @@ def rows_of(t: torch.Tensor) -> tuple[int, int] | None:
     return rows, (stride if stride is not None else cols)
 
 
+def tune_version() -> str:
+    """What tuned choices are keyed by besides the device: the library version and the kernels'
+    build, so a rebuilt config table never serves an index measured on another one."""
+    return f"{__version__}+{_kernels.build_id()}"
+
+
 def device_name(device: torch.device) -> str:
     index = device.index if device.index is not None else torch.cuda.current_device()
     if index not in _DEVICE_NAMES:
@@ -188,8 +194,8 @@ class Op:
 
     def request_tune(self, enabled: bool = True) -> "Op":
         """Autotune over the kernel's configs on the first call of each shape (not inside a
-        CUDA-graph capture), keeping the choice on disk keyed by device, shape, dtype and
-        library version (tileops.tune)."""
+        CUDA-graph capture), keeping the choice on disk keyed by device, shape, dtype, library
+        version and kernel build (tileops.tune)."""
         self._tune = bool(enabled)
         return self
 
@@ -215,7 +221,7 @@ class Op:
         cfg = self._chosen.get(key)
         if cfg is not None:
             return cfg
-        cache = tune.cache_for(device_name(device), __version__)
+        cache = tune.cache_for(device_name(device), tune_version())
         cfg = cache.get(key)
         if cfg is None:
             if torch.cuda.is_current_stream_capturing():

@@ -11,7 +11,10 @@ CUDA-graph capture and replay, torch.compile on CUDA tensors.
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -275,6 +278,18 @@ def test_tune_cache_writes_atomically_and_merges(tmp_path, monkeypatch):
     assert tune.TuneCache("NVIDIA H200", "0.1.0").get("RMSNormFwdOp|x") is None
 
 
+def test_tuned_choices_are_keyed_by_the_kernel_build():
+    from tileops.op import __version__, tune_version
+
+    version, build = tune_version().split("+")
+    assert version == __version__
+    if not _kernels.available():
+        assert build == "none"
+        return
+    data = Path(importlib.import_module("_tskernels").__file__).read_bytes()
+    assert build == hashlib.sha256(data).hexdigest()[:12]
+
+
 def test_launch_errors_name_the_op_and_the_cuda_error():
     if not _kernels.available():
         pytest.skip("_tskernels is not built here")
@@ -376,7 +391,7 @@ def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, 
     # Each config is forced through the tune cache (what a tuned op would run). Configs that do
     # not serve a shape say so with a launch error; 300 x 4096 walks several rows per CTA in the
     # persistent RMSNorm configs and splits rows over clusters in the softmax ones.
-    from tileops.op import __version__ as version, device_name
+    from tileops.op import device_name, tune_version
 
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
     spec = _spec(op_name)
@@ -392,7 +407,7 @@ def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, 
         for cfg in range(_kernels.num_configs(registry.get(op_name).kernel)):
             tune.forget()
             op = _op(op_name).request_tune()
-            tune.cache_for(device_name(tensors[0].device), version).put(
+            tune.cache_for(device_name(tensors[0].device), tune_version()).put(
                 op.tune_key(tensors), cfg, 1.0, {cfg: 1.0})
             try:
                 got = _run(op, [None if t is None else t.clone() for t in tensors])
