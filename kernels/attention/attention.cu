@@ -19,16 +19,20 @@ namespace {
 //   3: overlapped, 128 x 64
 //   4: warp-specialized (cp.async producer warpgroup, two ping-pong consumers), 128 x 128, 2 stages
 //   5: warp-specialized, 128 x 64, 3 stages
-// 2-5 are kept for measurement. ptxas -v (nvcc 13.0, this tree): at D = 128, 2 spills 140 bytes
+//   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages
+//   7: warp-specialized with TMA loads, 128 x 128, 3 stages
+// 2-7 are kept for measurement. ptxas -v (nvcc 13.0, this tree): at D = 128, 2 spills 140 bytes
 // (255 registers); 4/5 compile to 168 registers at entry (65536 / 384 threads) with no spills,
 // the consumers taking 240 after setmaxnreg, so their slower timing is not register pressure.
-constexpr int kNumAttnConfigs = 6;
+constexpr int kNumAttnConfigs = 8;
 constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
                                                            "plain 128x64",
                                                            "overlapped 128x128",
                                                            "overlapped 128x64",
                                                            "warp-specialized 128x128 2 stages",
-                                                           "warp-specialized 128x64 3 stages"};
+                                                           "warp-specialized 128x64 3 stages",
+                                                           "warp-specialized TMA 128x128 2 stages",
+                                                           "warp-specialized TMA 128x128 3 stages"};
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
@@ -57,8 +61,7 @@ bool tensor_core_path(const AttentionArgs& a) {
 
 enum class Variant { plain, overlap, warp_specialized };
 
-template <class Traits, Variant kVariant>
-cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream) {
+attn::AttnParams params_of(const AttentionArgs& a, float scale) {
   attn::AttnParams p{};
   p.q = a.q;
   p.k = a.k;
@@ -76,61 +79,116 @@ cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream
   p.Skv = static_cast<int>(a.Skv);
   p.scale_log2 = scale * 1.4426950408889634f;
   p.causal = a.is_causal;
-  constexpr bool kWs = kVariant == Variant::warp_specialized;
-  void (*kernel)(const attn::AttnParams) = nullptr;
-  if constexpr (kWs)
-    kernel = attn::attention_kernel_ws<Traits>;
+  return p;
+}
+
+dim3 grid_of(const AttentionArgs& a, int block_m) {
+  return dim3(static_cast<unsigned>((a.Sq + block_m - 1) / block_m), static_cast<unsigned>(a.Hq),
+              static_cast<unsigned>(a.B));
+}
+
+// Raises the kernel's dynamic shared-memory limit once per instantiation (thread-safe static).
+template <auto kKernel, int kSmem>
+cudaError_t allow_smem() {
+  static const cudaError_t err =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+  return err;
+}
+
+// The variant's kernel (only the chosen one is instantiated).
+template <class Traits, Variant kVariant>
+constexpr auto kernel_of() {
+  if constexpr (kVariant == Variant::warp_specialized)
+    return attn::attention_kernel_ws<Traits>;
   else if constexpr (kVariant == Variant::overlap)
-    kernel = attn::attention_kernel_overlap<Traits>;
+    return attn::attention_kernel_overlap<Traits>;
   else
-    kernel = attn::attention_kernel<Traits>;
+    return attn::attention_kernel<Traits>;
+}
+
+template <class Traits, Variant kVariant>
+cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream) {
+  constexpr bool kWs = kVariant == Variant::warp_specialized;
+  constexpr auto kKernel = kernel_of<Traits, kVariant>();
   constexpr int kSmem = kWs ? attn::WsShared<Traits>::kBytes : Traits::kSmemBytes;
   constexpr int kThreads = kWs ? attn::kWsThreads : Traits::kThreads;
-  // Raise the dynamic shared-memory limit once per instantiation (thread-safe static init).
-  static const cudaError_t attr_err =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-  if (attr_err != cudaSuccess) return attr_err;
-  const dim3 grid(static_cast<unsigned>((a.Sq + Traits::kBlockM - 1) / Traits::kBlockM),
-                  static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B));
-  kernel<<<grid, kThreads, kSmem, stream>>>(p);
+  if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
+  kKernel<<<grid_of(a, Traits::kBlockM), kThreads, kSmem, stream>>>(params_of(a, scale));
   return cudaGetLastError();
 }
 
-template <class T, int kHeadDim, int kBlockN, int kStages>
-cudaError_t launch_variant(const AttentionArgs& a, Variant variant, float scale,
-                           cudaStream_t stream) {
-  using Traits = attn::AttnTraits<T, kHeadDim, 128, kBlockN, kStages>;
-  switch (variant) {
-    case Variant::warp_specialized:
-      return launch_sm90<Traits, Variant::warp_specialized>(a, scale, stream);
-    case Variant::overlap:
-      if constexpr (kStages == 2) return launch_sm90<Traits, Variant::overlap>(a, scale, stream);
-      break;
-    case Variant::plain:
-      return launch_sm90<Traits, Variant::plain>(a, scale, stream);
+// TMA strides of one K or V tensor as (s, h, b), or false when TMA cannot describe it. A mode of
+// extent 1 is never stepped, so it takes a placeholder stride; the others must be positive
+// (no broadcast views) and below 2^40 bytes (alignment to 16 bytes: tensor_core_path).
+bool kv_tma_strides(const std::int64_t (&strides)[4], const AttentionArgs& a,
+                    std::int64_t (&out)[3]) {
+  const std::int64_t extent[3] = {a.Skv, a.Hkv, a.B};
+  const int mode[3] = {2, 1, 0};  // AttentionArgs strides are (b, h, s, d)
+  std::int64_t placeholder = a.D;
+  for (int i = 0; i < 3; ++i) {
+    out[i] = extent[i] > 1 ? strides[mode[i]] : placeholder;
+    if (out[i] <= 0 || out[i] >= (std::int64_t{1} << 39)) return false;  // 2-byte elements
+    placeholder = out[i] * extent[i];
+  }
+  return true;
+}
+
+template <class Traits>
+cudaError_t launch_sm90_tma(const AttentionArgs& a, float scale, cudaStream_t stream) {
+  using Element = typename Traits::Element;
+  std::int64_t ks[3], vs[3];
+  if (!kv_tma_strides(a.k_strides, a, ks) || !kv_tma_strides(a.v_strides, a, vs))
+    return cudaErrorInvalidValue;
+  const int skv = static_cast<int>(a.Skv), hkv = static_cast<int>(a.Hkv);
+  const int b = static_cast<int>(a.B);
+  const auto tma_k =
+      attn::make_kv_tma<Traits>(static_cast<const Element*>(a.k), skv, hkv, b, ks[0], ks[1], ks[2]);
+  const auto tma_v =
+      attn::make_kv_tma<Traits>(static_cast<const Element*>(a.v), skv, hkv, b, vs[0], vs[1], vs[2]);
+  constexpr auto kKernel = attn::attention_kernel_ws_tma<Traits, attn::KvTma<Traits>>;
+  constexpr int kSmem = attn::WsShared<Traits>::kBytes;
+  if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
+  kKernel<<<grid_of(a, Traits::kBlockM), attn::kWsThreads, kSmem, stream>>>(params_of(a, scale),
+                                                                            tma_k, tma_v);
+  return cudaGetLastError();
+}
+
+// One case per config (see the table above): only the tiles a config uses are instantiated.
+template <class T, int kHeadDim>
+cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
+                              cudaStream_t stream) {
+  using Wide2 = attn::AttnTraits<T, kHeadDim, 128, 128, 2>;
+  using Narrow2 = attn::AttnTraits<T, kHeadDim, 128, 64, 2>;
+  switch (config) {
+    case 0:
+      return launch_sm90<Wide2, Variant::plain>(a, scale, stream);
+    case 1:
+      return launch_sm90<Narrow2, Variant::plain>(a, scale, stream);
+    case 2:
+      return launch_sm90<Wide2, Variant::overlap>(a, scale, stream);
+    case 3:
+      return launch_sm90<Narrow2, Variant::overlap>(a, scale, stream);
+    case 4:
+      return launch_sm90<Wide2, Variant::warp_specialized>(a, scale, stream);
+    case 5:
+      return launch_sm90<attn::AttnTraits<T, kHeadDim, 128, 64, 3>, Variant::warp_specialized>(
+          a, scale, stream);
+    case 6:
+      return launch_sm90_tma<Wide2>(a, scale, stream);
+    case 7:
+      return launch_sm90_tma<attn::AttnTraits<T, kHeadDim, 128, 128, 3>>(a, scale, stream);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T>
 cudaError_t dispatch_sm90(const AttentionArgs& a, int config, float scale, cudaStream_t stream) {
-  const bool wide = config % 2 == 0;
-  const Variant variant = config < 2   ? Variant::plain
-                          : config < 4 ? Variant::overlap
-                                       : Variant::warp_specialized;
+  static_assert(kNumAttnConfigs == 8, "add a case to dispatch_head_dim for every config");
   switch (a.D) {
     case 64:
-      if (variant == Variant::warp_specialized)
-        return wide ? launch_variant<T, 64, 128, 2>(a, variant, scale, stream)
-                    : launch_variant<T, 64, 64, 3>(a, variant, scale, stream);
-      return wide ? launch_variant<T, 64, 128, 2>(a, variant, scale, stream)
-                  : launch_variant<T, 64, 64, 2>(a, variant, scale, stream);
+      return dispatch_head_dim<T, 64>(a, config, scale, stream);
     case 128:
-      if (variant == Variant::warp_specialized)
-        return wide ? launch_variant<T, 128, 128, 2>(a, variant, scale, stream)
-                    : launch_variant<T, 128, 64, 3>(a, variant, scale, stream);
-      return wide ? launch_variant<T, 128, 128, 2>(a, variant, scale, stream)
-                  : launch_variant<T, 128, 64, 2>(a, variant, scale, stream);
+      return dispatch_head_dim<T, 128>(a, config, scale, stream);
     case 256:
       return launch_sm90<attn::AttnTraits<T, 256, 128, 64, 2>, Variant::plain>(
           a, scale, stream);  // every config

@@ -9,7 +9,8 @@
 //                         fragment is reused as the A operand, no shared-memory round trip) and
 //                         V read MN-major through a transposed view of its K-major tile
 // K and V tiles stream through a kStages-deep ring of shared-memory buffers filled by cp.async
-// (16-byte chunks, zero-filled past Skv); Q is loaded once (zero-filled past Sq).
+// (16-byte chunks, zero-filled past Skv) or, in the TMA variant, by the tensor memory
+// accelerator; Q is loaded once (zero-filled past Sq).
 //
 // Shared memory (bytes): (kBlockM + 2 * kStages * kBlockN) * D * 2, e.g. D = 128, 128 x 128
 // tiles, 2 stages: 160 KiB, one CTA per SM.
@@ -21,9 +22,12 @@
 #include <cstdint>
 
 #include "cute/arch/copy_sm80.hpp"
+#include "cute/arch/copy_sm90_tma.hpp"
 #include "cute/arch/mma_sm90.hpp"
 #include "cute/atom/mma_atom.hpp"
 #include "cute/tensor.hpp"
+// after tensor.hpp: the TMA traits need the copy algorithms it declares
+#include "cute/atom/copy_traits_sm90_tma.hpp"
 #include "cutlass/numeric_types.h"
 
 namespace ts::kernels::attn {
@@ -788,6 +792,107 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
                          static_cast<Element>(O(r, c + 1) * inv)};
       *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
     }
+  }
+}
+
+// ---- warp-specialized variant with TMA loads ----------------------------------------------
+//
+// attention_kernel_ws with its producer replaced: one thread of warpgroup 2 issues one TMA copy
+// per K and per V tile (boxes of 64 columns x kBlockN rows in the 128-byte swizzle the wgmma
+// reads, rows past Skv zero-filled by the TMA unit), each completing its full barrier by
+// transaction count. The producer's other 127 threads only give up their registers. The
+// cp.async producer issues 2 * kBlockN * D / 8 / 128 copies per thread per stage on 24 registers
+// (32 at 128 x 128, D = 128); this one issues 2 instructions a stage.
+//
+//   full_k[s], full_v[s]: 1 arrival (with the tile's byte count) + the TMA's transactions
+//   empty[s]:             8 consumer arrivals, as in attention_kernel_ws
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(a), "r"(bytes)
+               : "memory");
+}
+
+// Host: the TMA copy of one K or V tensor, seen as (Skv, D, Hkv, B) with D contiguous, in
+// Traits' (kBlockN, D) shared-memory tiles. Every stride must be positive, a multiple of 16
+// bytes and below 2^40 bytes (the launcher checks; cuTensorMapEncodeTiled rejects others).
+template <class Traits>
+auto make_kv_tma(const typename Traits::Element* ptr, int S, int H, int B, std::int64_t s_stride,
+                 std::int64_t h_stride, std::int64_t b_stride) {
+  Tensor g = make_tensor(make_gmem_ptr(ptr), make_shape(S, Int<Traits::kHeadDim>{}, H, B),
+                         make_stride(s_stride, _1{}, h_stride, b_stride));
+  return make_tma_copy(SM90_TMA_LOAD{}, g, typename Traits::SmemLayoutK{});
+}
+template <class Traits>
+using KvTma = decltype(make_kv_tma<Traits>(nullptr, 1, 1, 1, 0, 0, 0));
+
+template <class Traits, class Tma>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    attention_kernel_ws_tma(const __grid_constant__ AttnParams p, const __grid_constant__ Tma tma_k,
+                            const __grid_constant__ Tma tma_v) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  constexpr int kHeadDim = Traits::kHeadDim;
+  static_assert(Traits::kBlockM == 128, "two consumer warpgroups of 64 rows");
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Element* smem_q = reinterpret_cast<Element*>(smem);
+  Element* smem_k = smem_q + Traits::kTileQ;
+  Element* smem_v = smem_k + kStages * Traits::kTileKV;
+  std::uint64_t* full_k = reinterpret_cast<std::uint64_t*>(smem + Traits::kSmemBytesWs);
+  std::uint64_t* full_v = full_k + kStages;
+  std::uint64_t* empty = full_v + kStages;
+
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
+  const int row0 = m_block * Traits::kBlockM;
+  const int kv_end = p.causal ? min(p.Skv, row0 + Traits::kBlockM) : p.Skv;
+  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full_k[s], 1);
+      mbar_init(&full_v[s], 1);
+      mbar_init(&empty[s], 8);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  } else if (threadIdx.x == 256) {
+    prefetch_tma_descriptor(tma_k.get_tma_descriptor());
+    prefetch_tma_descriptor(tma_v.get_tma_descriptor());
+  }
+  __syncthreads();
+
+  auto sK = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_k + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+  auto sV = [&](int stage) {
+    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
+                       typename Traits::SmemLayoutK{});
+  };
+
+  if (threadIdx.x >= 256) {  // ---- producer warpgroup
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
+    if (threadIdx.x != 256) return;
+    const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, int(gridDim.z));
+    const auto tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
+    // (kBlockN, D, key block) views of this (batch, kv head)'s K and V
+    Tensor gK = local_tile(tma_k.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
+    Tensor gV = local_tile(tma_v.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
+    constexpr auto kTileBytes = static_cast<std::uint32_t>(Traits::kTileKV * sizeof(Element));
+    for (int n = 0; n < n_blocks; ++n) {
+      const int stage = n % kStages, round = n / kStages;
+      mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
+      auto [tKg, tKs] = tma_partition(tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK(stage)),
+                                      group_modes<0, 2>(gK));
+      mbar_arrive_expect_tx(&full_k[stage], kTileBytes);
+      copy(tma_k.with(full_k[stage]), tKg(_, n), tKs);
+      auto [tVg, tVs] = tma_partition(tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV(stage)),
+                                      group_modes<0, 2>(gV));
+      mbar_arrive_expect_tx(&full_v[stage], kTileBytes);
+      copy(tma_v.with(full_v[stage]), tVg(_, n), tVs);
+    }
+  } else {
+    consume_ws<Traits>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h, b);
   }
 }
 

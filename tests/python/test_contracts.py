@@ -383,6 +383,18 @@ def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
 ROW_OPS = ["RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp", "SiluAndMulFwdOp"]
 
 
+def _forced_config(op_name, params, tensors, cfg):
+    """An op instance that runs kernel config `cfg` on these tensors: the choice is put in the
+    tune cache, as a tuned op would find it."""
+    from tileops.op import device_name, tune_version
+
+    tune.forget()
+    op = _op(op_name, params).request_tune()
+    tune.cache_for(device_name(tensors[0].device), tune_version()).put(
+        op.tune_key(tensors), cfg, 1.0, {cfg: 1.0})
+    return op
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("op_name", ROW_OPS)
@@ -391,8 +403,6 @@ def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, 
     # Each config is forced through the tune cache (what a tuned op would run). Configs that do
     # not serve a shape say so with a launch error; 300 x 4096 walks several rows per CTA in the
     # persistent RMSNorm configs and splits rows over clusters in the softmax ones.
-    from tileops.op import device_name, tune_version
-
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
     spec = _spec(op_name)
     served = 0
@@ -405,10 +415,7 @@ def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, 
         want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
                                  _op(op_name).param_values)
         for cfg in range(_kernels.num_configs(registry.get(op_name).kernel)):
-            tune.forget()
-            op = _op(op_name).request_tune()
-            tune.cache_for(device_name(tensors[0].device), tune_version()).put(
-                op.tune_key(tensors), cfg, 1.0, {cfg: 1.0})
+            op = _forced_config(op_name, {}, tensors, cfg)
             try:
                 got = _run(op, [None if t is None else t.clone() for t in tensors])
             except _kernels.launch_error_type():
@@ -417,6 +424,29 @@ def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, 
             _check(op_name, got, want)
             served += 1
     assert served >= 2 * 4  # every op has at least four configs serving both shapes
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["contiguous", "padded", "permuted"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_every_attention_config_matches_the_reference(dtype, layout, tmp_path, monkeypatch):
+    # Every tensor-core config (cp.async and TMA loads, 2 and 3 stages) serves every case: head
+    # dims 64/128/256, grouped heads, causal, Sq != Skv, Skv off the tile, batch and head strides
+    # swapped ("permuted") and padded rows.
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    op_name = "MultiHeadAttentionFwdOp"
+    spec = _spec(op_name)
+    configs = _kernels.num_configs(registry.get(op_name).kernel)
+    assert configs >= 8
+    for case in testing.CASES[op_name]:
+        inputs, _ = testing.instantiate(spec, case, {"T": dtype})
+        tensors = [testing.with_layout(t, layout)
+                   for t in testing.make_inputs(spec, inputs, "cuda")]
+        want = testing.reference(op_name, [t.clone() for t in tensors], _params(op_name, case))
+        for cfg in range(configs):
+            got = _run(_forced_config(op_name, case.params, tensors, cfg), tensors)
+            torch.cuda.synchronize()
+            _check(op_name, got, want)
 
 
 @pytest.mark.gpu
