@@ -99,6 +99,7 @@ CASES: dict[str, list[Case]] = {
         Case({"B": 1, "Hq": 8, "Hkv": 1, "Sq": 130, "Skv": 200, "D": 128}),
         Case({"B": 2, "Hq": 2, "Hkv": 2, "Sq": 65, "Skv": 65, "D": 256}, {"scale": 0.3}),
         Case({"B": 3, "Hq": 8, "Hkv": 2, "Sq": 1, "Skv": 300, "D": 128}),
+        Case({"B": 2, "Hq": 8, "Hkv": 2, "Sq": 5, "Skv": 77, "D": 64}),  # 4 heads packed: 20 rows
         Case({"B": 1, "Hq": 4, "Hkv": 4, "Sq": 257, "Skv": 257, "D": 128}, {"is_causal": True}),
     ],
 }
