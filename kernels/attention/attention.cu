@@ -21,10 +21,13 @@ namespace {
 //   5: warp-specialized, 128 x 64, 3 stages
 //   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages
 //   7: warp-specialized with TMA loads, 128 x 128, 3 stages
-// 2-7 are kept for measurement. ptxas -v (nvcc 13.0, this tree): at D = 128, 2 spills 140 bytes
+//   8: warp-specialized with TMA loads, consumers overlapped (softmax of block n under the P V
+//      wgmma of block n - 1: FlashAttention-3's schedule), 128 x 128, 2 stages
+//   9: as 8, 3 stages
+// 2-9 are kept for measurement. ptxas -v (nvcc 13.0, this tree): at D = 128, 2 spills 140 bytes
 // (255 registers); 4/5 compile to 168 registers at entry (65536 / 384 threads) with no spills,
 // the consumers taking 240 after setmaxnreg, so their slower timing is not register pressure.
-constexpr int kNumAttnConfigs = 8;
+constexpr int kNumAttnConfigs = 10;
 constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
                                                            "plain 128x64",
                                                            "overlapped 128x128",
@@ -32,7 +35,9 @@ constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
                                                            "warp-specialized 128x128 2 stages",
                                                            "warp-specialized 128x64 3 stages",
                                                            "warp-specialized TMA 128x128 2 stages",
-                                                           "warp-specialized TMA 128x128 3 stages"};
+                                                           "warp-specialized TMA 128x128 3 stages",
+                                                           "overlapped TMA 128x128 2 stages",
+                                                           "overlapped TMA 128x128 3 stages"};
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
@@ -133,7 +138,7 @@ bool kv_tma_strides(const std::int64_t (&strides)[4], const AttentionArgs& a,
   return true;
 }
 
-template <class Traits>
+template <class Traits, bool kOverlap>
 cudaError_t launch_sm90_tma(const AttentionArgs& a, float scale, cudaStream_t stream) {
   using Element = typename Traits::Element;
   std::int64_t ks[3], vs[3];
@@ -145,7 +150,7 @@ cudaError_t launch_sm90_tma(const AttentionArgs& a, float scale, cudaStream_t st
       attn::make_kv_tma<Traits>(static_cast<const Element*>(a.k), skv, hkv, b, ks[0], ks[1], ks[2]);
   const auto tma_v =
       attn::make_kv_tma<Traits>(static_cast<const Element*>(a.v), skv, hkv, b, vs[0], vs[1], vs[2]);
-  constexpr auto kKernel = attn::attention_kernel_ws_tma<Traits, attn::KvTma<Traits>>;
+  constexpr auto kKernel = attn::attention_kernel_ws_tma<Traits, attn::KvTma<Traits>, kOverlap>;
   constexpr int kSmem = attn::WsShared<Traits>::kBytes;
   if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
   kKernel<<<grid_of(a, Traits::kBlockM), attn::kWsThreads, kSmem, stream>>>(params_of(a, scale),
@@ -158,6 +163,7 @@ template <class T, int kHeadDim>
 cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
                               cudaStream_t stream) {
   using Wide2 = attn::AttnTraits<T, kHeadDim, 128, 128, 2>;
+  using Wide3 = attn::AttnTraits<T, kHeadDim, 128, 128, 3>;
   using Narrow2 = attn::AttnTraits<T, kHeadDim, 128, 64, 2>;
   switch (config) {
     case 0:
@@ -174,16 +180,20 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
       return launch_sm90<attn::AttnTraits<T, kHeadDim, 128, 64, 3>, Variant::warp_specialized>(
           a, scale, stream);
     case 6:
-      return launch_sm90_tma<Wide2>(a, scale, stream);
+      return launch_sm90_tma<Wide2, false>(a, scale, stream);
     case 7:
-      return launch_sm90_tma<attn::AttnTraits<T, kHeadDim, 128, 128, 3>>(a, scale, stream);
+      return launch_sm90_tma<Wide3, false>(a, scale, stream);
+    case 8:
+      return launch_sm90_tma<Wide2, true>(a, scale, stream);
+    case 9:
+      return launch_sm90_tma<Wide3, true>(a, scale, stream);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T>
 cudaError_t dispatch_sm90(const AttentionArgs& a, int config, float scale, cudaStream_t stream) {
-  static_assert(kNumAttnConfigs == 8, "add a case to dispatch_head_dim for every config");
+  static_assert(kNumAttnConfigs == 10, "add a case to dispatch_head_dim for every config");
   switch (a.D) {
     case 64:
       return dispatch_head_dim<T, 64>(a, config, scale, stream);

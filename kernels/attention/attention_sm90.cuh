@@ -605,7 +605,7 @@ struct WsShared {
   static constexpr int kBytes = Traits::kSmemBytesWs + kBarrierBytes;
 };
 
-template <class Traits, class SK>
+template <class Traits, bool kOverlap = false, class SK>
 __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
                                            typename Traits::Element* smem_v, std::uint64_t* full_k,
                                            std::uint64_t* full_v, std::uint64_t* empty, SK sK,
@@ -672,7 +672,14 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_kernel_ws(const AttnP
 }
 
 // The two consumer warpgroups of attention_kernel_ws (threads 0..255).
-template <class Traits, class SK>
+//
+// In sequence (kOverlap = false), block n is: S = Q K_n, softmax, O += P V_n, each wgmma batch
+// issued while holding the token. Overlapped (FlashAttention-3's intra-warpgroup pipelining), one
+// turn issues S_n = Q K_n and O += P_{n-1} V_{n-1} together, and the softmax of S_n runs while
+// P_{n-1} V_{n-1} is still on the tensor cores; O is rescaled by block n's correction only after
+// that product lands. Registers: S_n, P_{n-1} and O live at once (64 + 32 + 64 per thread at
+// D = 128), within the consumers' 240.
+template <class Traits, bool kOverlap, class SK>
 __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
                                            typename Traits::Element* smem_v, std::uint64_t* full_k,
                                            std::uint64_t* full_v, std::uint64_t* empty, SK sK,
@@ -721,12 +728,8 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   const int my_turn = 1 + consumer, their_turn = 2 - consumer;
   if (consumer == 1) named_arrive(1, 256);  // consumer 0 goes first
 
-  for (int n = 0; n < n_blocks; ++n) {
-    const int stage = n % kStages, parity = (n / kStages) & 1;
-    mbar_wait(&full_k[stage], parity);
-    fence_async_shared();
+  auto issue_qk = [&](int stage) {  // S = Q K_stage^T, one wgmma batch
     Tensor tSrK = thr_qk.partition_fragment_B(sK(stage));
-    named_sync(my_turn, 256);
     warpgroup_fence_operand(tSrS);
     warpgroup_arrive();
     mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
@@ -736,29 +739,10 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
       mma_qk.accumulate_ = GMMA::ScaleOut::One;
     }
     warpgroup_commit_batch();
-    named_arrive(their_turn, 256);
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(tSrS);
-
-    const int col0 = n * kBlockN;
-    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
-      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
-    softmax_block(S, row_max, row_sum, correction, p.scale_log2);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
-    {
-      Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
-#pragma unroll
-      for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
-    }
-
-    mbar_wait(&full_v[stage], parity);
-    fence_async_shared();
+  };
+  auto issue_pv = [&](int stage) {  // O += P V_stage, one wgmma batch
     Tensor tOrV = thr_pv.partition_fragment_B(make_tensor(
         make_smem_ptr(smem_v + stage * Traits::kTileKV), typename Traits::SmemLayoutVt{}));
-    named_sync(my_turn, 256);
     warpgroup_fence_operand(tOrP);
     warpgroup_fence_operand(tOrO);
     warpgroup_arrive();
@@ -766,11 +750,81 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
     for (int kb = 0; kb < size<2>(tOrP); ++kb)
       cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
     warpgroup_commit_batch();
+  };
+  auto softmax_of = [&](int n) {  // S of block n -> probabilities in S, correction[] for O
+    warpgroup_fence_operand(tSrS);
+    const int col0 = n * kBlockN;
+    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
+      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
+    softmax_block(S, row_max, row_sum, correction, p.scale_log2);
+  };
+  auto rescale_o_and_convert_p = [&] {  // after the last P V wgmma that read tOrP has landed
+    warpgroup_fence_operand(tOrP);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+    Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
+#pragma unroll
+    for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
+  };
+  auto release = [&](int stage) {  // this warp is done with the stage's K and V
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) mbar_arrive(&empty[stage]);
+  };
+  auto wait_full = [&](std::uint64_t* full, int n) {
+    mbar_wait(&full[n % kStages], (n / kStages) & 1);
+    fence_async_shared();
+  };
+
+  if constexpr (!kOverlap) {
+    for (int n = 0; n < n_blocks; ++n) {
+      const int stage = n % kStages;
+      wait_full(full_k, n);
+      named_sync(my_turn, 256);
+      issue_qk(stage);
+      named_arrive(their_turn, 256);
+      warpgroup_wait<0>();
+      softmax_of(n);
+      rescale_o_and_convert_p();
+      wait_full(full_v, n);
+      named_sync(my_turn, 256);
+      issue_pv(stage);
+      named_arrive(their_turn, 256);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(tOrO);
+      release(stage);
+    }
+  } else {
+    wait_full(full_k, 0);
+    named_sync(my_turn, 256);
+    issue_qk(0);
+    named_arrive(their_turn, 256);
+    warpgroup_wait<0>();
+    softmax_of(0);
+    rescale_o_and_convert_p();  // O is still 0: the rescale is a no-op
+    for (int n = 1; n < n_blocks; ++n) {
+      const int prev = (n - 1) % kStages;
+      wait_full(full_k, n);
+      wait_full(full_v, n - 1);
+      named_sync(my_turn, 256);
+      issue_qk(n % kStages);
+      issue_pv(prev);
+      named_arrive(their_turn, 256);
+      warpgroup_wait<1>();  // S_n has landed; P_{n-1} V_{n-1} may still run
+      softmax_of(n);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(tOrO);
+      release(prev);
+      rescale_o_and_convert_p();
+    }
+    wait_full(full_v, n_blocks - 1);
+    named_sync(my_turn, 256);
+    issue_pv((n_blocks - 1) % kStages);
     named_arrive(their_turn, 256);
     warpgroup_wait<0>();
     warpgroup_fence_operand(tOrO);
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) mbar_arrive(&empty[stage]);
+    release((n_blocks - 1) % kStages);
   }
   if (consumer == 0) named_sync(1, 256);  // take the token consumer 1 handed back last
 
@@ -802,7 +856,8 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 // reads, rows past Skv zero-filled by the TMA unit), each completing its full barrier by
 // transaction count. The producer's other 127 threads only give up their registers. The
 // cp.async producer issues 2 * kBlockN * D / 8 / 128 copies per thread per stage on 24 registers
-// (32 at 128 x 128, D = 128); this one issues 2 instructions a stage.
+// (32 at 128 x 128, D = 128); this one issues 2 instructions a stage. kOverlap picks the
+// consumers' overlapped schedule (consume_ws).
 //
 //   full_k[s], full_v[s]: 1 arrival (with the tile's byte count) + the TMA's transactions
 //   empty[s]:             8 consumer arrivals, as in attention_kernel_ws
@@ -826,7 +881,7 @@ auto make_kv_tma(const typename Traits::Element* ptr, int S, int H, int B, std::
 template <class Traits>
 using KvTma = decltype(make_kv_tma<Traits>(nullptr, 1, 1, 1, 0, 0, 0));
 
-template <class Traits, class Tma>
+template <class Traits, class Tma, bool kOverlap>
 __global__ void __launch_bounds__(kWsThreads, 1)
     attention_kernel_ws_tma(const __grid_constant__ AttnParams p, const __grid_constant__ Tma tma_k,
                             const __grid_constant__ Tma tma_v) {
@@ -892,7 +947,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       copy(tma_v.with(full_v[stage]), tVg(_, n), tVs);
     }
   } else {
-    consume_ws<Traits>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h, b);
+    consume_ws<Traits, kOverlap>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h,
+                                 b);
   }
 }
 
