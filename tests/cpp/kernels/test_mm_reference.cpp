@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention/attention.hpp"
+#include "attention/attention_pack.hpp"
 #include "common/host_convert.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_configs.hpp"
@@ -140,6 +141,58 @@ TEST(AttentionReference, ScaleSharpensAndGroupedHeadsShareKv) {
   attention_reference(a);
   const double w8 = 1.0 / (1.0 + std::exp(-1.0 / 8.0));
   EXPECT_NEAR(at(o, dt, 0), 2 * w8 - 1, 2e-3);
+}
+
+// Packing a kv group's query heads into one head of group * Sq rows (the decode launch path)
+// must compute the same attention: the reference over the packed args writes the same bytes.
+TEST(AttentionPack, PackedArgsComputeTheSameAttention) {
+  const DType dt = DType::bf16;
+  const std::int64_t B = 2, Hq = 8, Hkv = 2, Skv = 7, D = 64;
+  std::uint64_t state = 12345;
+  auto noise = [&](std::size_t n) {
+    std::vector<double> v(n);
+    for (double& x : v) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      x = static_cast<double>(state >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0;
+    }
+    return v;
+  };
+  struct Layout {
+    const char* name;
+    std::int64_t Sq;
+    bool heads_outer;  // [H, B, S, D] in memory (batch and head strides swapped)
+    bool causal;
+    bool packs;
+  };
+  const Layout layouts[] = {
+      {"decode", 1, false, false, true}, {"decode, heads outer", 1, true, false, true},
+      {"3 rows", 3, false, false, true}, {"3 rows, heads outer", 3, true, false, false},
+      {"causal", 1, false, true, false}, {"prefill", 128, false, false, false}};
+  for (const Layout& l : layouts) {
+    const std::int64_t Sq = l.Sq;
+    auto q = make(dt, noise(B * Hq * Sq * D)), k = make(dt, noise(B * Hkv * Skv * D)),
+         v = make(dt, noise(B * Hkv * Skv * D));
+    auto o = make(dt, std::vector<double>(B * Hq * Sq * D)), o_packed = o;
+    AttentionArgs a;
+    a.q = q.data(), a.k = k.data(), a.v = v.data(), a.o = o.data();
+    a.B = B, a.Hq = Hq, a.Hkv = Hkv, a.Sq = Sq, a.Skv = Skv, a.D = D, a.dtype = dt;
+    a.is_causal = l.causal;
+    strides(Hq, Sq, D, a.q_strides), strides(Hq, Sq, D, a.o_strides);
+    strides(Hkv, Skv, D, a.k_strides), strides(Hkv, Skv, D, a.v_strides);
+    if (l.heads_outer) {
+      for (std::int64_t* s : {a.q_strides, a.o_strides}) s[0] = Sq * D, s[1] = B * Sq * D;
+    }
+    AttentionArgs packed = a;
+    ASSERT_EQ(pack_query_groups(packed), l.packs) << l.name;
+    if (!l.packs) continue;
+    EXPECT_EQ(packed.Hq, Hkv) << l.name;
+    EXPECT_EQ(packed.Sq, Sq * Hq / Hkv) << l.name;
+    attention_reference(a);
+    packed.o = o_packed.data();
+    attention_reference(packed);
+    EXPECT_EQ(o, o_packed) << l.name;
+    EXPECT_NE(o, std::vector<std::uint8_t>(o.size(), 0)) << l.name;
+  }
 }
 
 }  // namespace
