@@ -14,21 +14,31 @@ namespace {
 
 // Configs (AttentionArgs::config). kBlockM is 128 everywhere; kBlockN 128 or 64 as named
 // (D = 256 always uses 64 and the plain kernel: its O accumulator alone takes 128 registers).
-//   0: plain (S, softmax, P V in sequence; all warps copy), 128 x 128   (default; fastest on H200)
+//   0: plain (S, softmax, P V in sequence; all warps copy), 128 x 128   (default where TMA cannot
+//      describe K or V)
 //   1: plain, 128 x 64
 //   2: overlapped (softmax of block j+1 under the P V wgmma of block j), 128 x 128
 //   3: overlapped, 128 x 64
 //   4: warp-specialized (cp.async producer warpgroup, two ping-pong consumers), 128 x 128, 2 stages
 //   5: warp-specialized, 128 x 64, 3 stages
-//   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages
+//   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages   (default)
 //   7: warp-specialized with TMA loads, 128 x 128, 3 stages
 //   8: warp-specialized with TMA loads, consumers overlapped (softmax of block n under the P V
 //      wgmma of block n - 1: FlashAttention-3's schedule), 128 x 128, 2 stages
 //   9: as 8, 3 stages
-// 2-9 are kept for measurement. ptxas -v (nvcc 13.0, this tree): at D = 128, 2 spills 140 bytes
-// (255 registers); 4/5 compile to 168 registers at entry (65536 / 384 threads) with no spills,
-// the consumers taking 240 after setmaxnreg, so their slower timing is not register pressure.
+// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06), configs 0 / 4 / 6 / 7 / 8 /
+// 9:
+//   Llama-3-8B prefill 8k causal  1502 / 2039 / 1002 / 1007 / 1248 /  995
+//   Llama-3-70B prefill 4k causal 1541 / 2057 / 1049 / 1071 / 1196 / 1110
+//   MHA 2k non-causal              750 /  990 /  511 /  511 /  639 /  512
+//   Llama-3-8B decode 4k           93.1 / 130 / 92.2 / 92.9 / 95.5 / 92.4
+// so TMA takes a third off the plain kernel, and 6 is within 1% of the best on all but the 2k
+// causal rows (322 against 307 for 9). The rest are kept for measurement. ptxas -v (nvcc 13.0, this
+// tree): at D = 128, 2 spills 140 bytes (255 registers); 4/5 compile to 168 registers at entry
+// (65536 / 384 threads) with no spills, the consumers taking 240 after setmaxnreg, so their slower
+// timing is not register pressure.
 constexpr int kNumAttnConfigs = 10;
+constexpr int kDefaultConfig = 6, kDefaultConfigNoTma = 0;
 constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
                                                            "plain 128x64",
                                                            "overlapped 128x128",
@@ -268,8 +278,11 @@ cudaError_t attention_launch(const AttentionArgs& a, cudaStream_t stream) {
   if (a.B == 0 || a.Hq == 0 || a.Sq == 0) return cudaSuccess;
   if (!a.q || !a.k || !a.v || !a.o) return cudaErrorInvalidValue;
   const float scale = a.scale > 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(a.D));
-  const int config = a.config >= 0 ? a.config : 0;
   if (tensor_core_path(a)) {
+    std::int64_t unused[3];
+    const bool tma =
+        kv_tma_strides(a.k_strides, a, unused) && kv_tma_strides(a.v_strides, a, unused);
+    const int config = a.config >= 0 ? a.config : tma ? kDefaultConfig : kDefaultConfigNoTma;
     AttentionArgs packed = a;
     pack_query_groups(packed);
     return a.dtype == DType::f16

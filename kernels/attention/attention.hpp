@@ -8,10 +8,12 @@
 // f16 or bf16 (the same for all four tensors); fp32 softmax and accumulation. scale == 0 means
 // 1 / sqrt(D). Plain C++ header: safe to include without nvcc.
 //
-// Kernels: a CuTe sm_90a kernel (wgmma for q k^T from shared memory and for p v with p in
-// registers, cp.async double-buffered k/v tiles, online softmax in fp32) when every pointer is
-// 16-byte aligned and every non-last stride is a multiple of 8; otherwise a one-warp-per-query
-// CUDA-core kernel that is correct for any alignment but slow (attention_uses_tensor_cores()).
+// Kernels: CuTe sm_90a kernels (wgmma for q k^T from shared memory and for p v with p in
+// registers, online softmax in fp32; by default a TMA producer thread feeding two ping-pong
+// consumer warpgroups) when every pointer is 16-byte aligned and every non-last stride is a
+// multiple of 8; otherwise a one-warp-per-query CUDA-core kernel that is correct for any
+// alignment but slow (attention_uses_tensor_cores()). Non-causal calls with few query rows
+// (decode) run the query heads of each kv group as one head (attention_pack.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>

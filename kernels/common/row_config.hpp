@@ -66,7 +66,8 @@ inline int pick_row_config(std::int64_t rows, std::int64_t row_vecs, int num_sms
     if (row_vecs <= 128) return 6;
     if (row_vecs <= 512) return 7;
     // One vector per thread also lets the norms load their weights with x (one DRAM round
-    // trip, not two: H200 bf16 16 x 4096 went 5.1 -> 4.8 us with config 7).
+    // trip, not two: H200 bf16 16 x 4096 went 5.1 -> 4.8 us with config 7). At 16 x 8192 the
+    // H100 tuner timed config 8 at 9.2 us and config 4 at 9.3 (2026-12-06): no gain there yet.
     if (row_vecs <= 1024) return 8;
     return 4;  // H200: 1024 threads streaming beat 512 x 16 cached (which spills) at 32 x 128k
   }
