@@ -3,6 +3,7 @@
 #include "attention/attention.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include "attention/attention_fallback.cuh"
 #include "attention/attention_pack.hpp"
@@ -75,7 +76,7 @@ bool tensor_core_path(const AttentionArgs& a) {
   return true;
 }
 
-enum class Variant { plain, overlap, warp_specialized };
+enum class Variant { plain, overlap };
 
 attn::AttnParams params_of(const AttentionArgs& a, float scale) {
   attn::AttnParams p{};
@@ -114,9 +115,7 @@ cudaError_t allow_smem() {
 // The variant's kernel (only the chosen one is instantiated).
 template <class Traits, Variant kVariant>
 constexpr auto kernel_of() {
-  if constexpr (kVariant == Variant::warp_specialized)
-    return attn::attention_kernel_ws<Traits>;
-  else if constexpr (kVariant == Variant::overlap)
+  if constexpr (kVariant == Variant::overlap)
     return attn::attention_kernel_overlap<Traits>;
   else
     return attn::attention_kernel<Traits>;
@@ -124,10 +123,9 @@ constexpr auto kernel_of() {
 
 template <class Traits, Variant kVariant>
 cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream) {
-  constexpr bool kWs = kVariant == Variant::warp_specialized;
   constexpr auto kKernel = kernel_of<Traits, kVariant>();
-  constexpr int kSmem = kWs ? attn::WsShared<Traits>::kBytes : Traits::kSmemBytes;
-  constexpr int kThreads = kWs ? attn::kWsThreads : Traits::kThreads;
+  constexpr int kSmem = Traits::kSmemBytes;
+  constexpr int kThreads = Traits::kThreads;
   if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
   kKernel<<<grid_of(a, Traits::kBlockM), kThreads, kSmem, stream>>>(params_of(a, scale));
   return cudaGetLastError();
@@ -149,23 +147,29 @@ bool kv_tma_strides(const std::int64_t (&strides)[4], const AttentionArgs& a,
   return true;
 }
 
-template <class Traits, bool kOverlap>
-cudaError_t launch_sm90_tma(const AttentionArgs& a, float scale, cudaStream_t stream) {
+// The warp-specialized kernel, its producer copying with TMA or with cp.async.
+template <class Traits, bool kTma, bool kOverlap>
+cudaError_t launch_sm90_ws(const AttentionArgs& a, float scale, cudaStream_t stream) {
   using Element = typename Traits::Element;
-  std::int64_t ks[3], vs[3];
-  if (!kv_tma_strides(a.k_strides, a, ks) || !kv_tma_strides(a.v_strides, a, vs))
-    return cudaErrorInvalidValue;
-  const int skv = static_cast<int>(a.Skv), hkv = static_cast<int>(a.Hkv);
-  const int b = static_cast<int>(a.B);
-  const auto tma_k =
-      attn::make_kv_tma<Traits>(static_cast<const Element*>(a.k), skv, hkv, b, ks[0], ks[1], ks[2]);
-  const auto tma_v =
-      attn::make_kv_tma<Traits>(static_cast<const Element*>(a.v), skv, hkv, b, vs[0], vs[1], vs[2]);
-  constexpr auto kKernel = attn::attention_kernel_ws_tma<Traits, attn::KvTma<Traits>, kOverlap>;
+  using Tma = std::conditional_t<kTma, attn::KvTma<Traits>, attn::NoTma>;
+  constexpr auto kKernel = attn::attention_kernel_ws<Traits, Tma, kOverlap>;
   constexpr int kSmem = attn::WsShared<Traits>::kBytes;
   if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
-  kKernel<<<grid_of(a, Traits::kBlockM), attn::kWsThreads, kSmem, stream>>>(params_of(a, scale),
-                                                                            tma_k, tma_v);
+  const dim3 grid = grid_of(a, Traits::kBlockM);
+  if constexpr (kTma) {
+    std::int64_t ks[3], vs[3];
+    if (!kv_tma_strides(a.k_strides, a, ks) || !kv_tma_strides(a.v_strides, a, vs))
+      return cudaErrorInvalidValue;
+    const int skv = static_cast<int>(a.Skv), hkv = static_cast<int>(a.Hkv);
+    const int b = static_cast<int>(a.B);
+    const Tma tma_k = attn::make_kv_tma<Traits>(static_cast<const Element*>(a.k), skv, hkv, b,
+                                                ks[0], ks[1], ks[2]);
+    const Tma tma_v = attn::make_kv_tma<Traits>(static_cast<const Element*>(a.v), skv, hkv, b,
+                                                vs[0], vs[1], vs[2]);
+    kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(params_of(a, scale), tma_k, tma_v);
+  } else {
+    kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(params_of(a, scale), Tma{}, Tma{});
+  }
   return cudaGetLastError();
 }
 
@@ -186,18 +190,18 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
     case 3:
       return launch_sm90<Narrow2, Variant::overlap>(a, scale, stream);
     case 4:
-      return launch_sm90<Wide2, Variant::warp_specialized>(a, scale, stream);
+      return launch_sm90_ws<Wide2, false, false>(a, scale, stream);
     case 5:
-      return launch_sm90<attn::AttnTraits<T, kHeadDim, 128, 64, 3>, Variant::warp_specialized>(
-          a, scale, stream);
+      return launch_sm90_ws<attn::AttnTraits<T, kHeadDim, 128, 64, 3>, false, false>(a, scale,
+                                                                                     stream);
     case 6:
-      return launch_sm90_tma<Wide2, false>(a, scale, stream);
+      return launch_sm90_ws<Wide2, true, false>(a, scale, stream);
     case 7:
-      return launch_sm90_tma<Wide3, false>(a, scale, stream);
+      return launch_sm90_ws<Wide3, true, false>(a, scale, stream);
     case 8:
-      return launch_sm90_tma<Wide2, true>(a, scale, stream);
+      return launch_sm90_ws<Wide2, true, true>(a, scale, stream);
     case 9:
-      return launch_sm90_tma<Wide3, true>(a, scale, stream);
+      return launch_sm90_ws<Wide3, true, true>(a, scale, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "cute/arch/copy_sm80.hpp"
 #include "cute/arch/copy_sm90_tma.hpp"
@@ -131,6 +132,31 @@ __device__ __forceinline__ void load_tile(SmemTensor tile, const typename Traits
   }
 }
 
+// S = Q K^T as one wgmma batch (the first k block overwrites S), committed and not waited for.
+template <class Mma, class TQ, class TK, class TS>
+__device__ __forceinline__ void wgmma_qk(Mma& mma, const TQ& tSrQ, const TK& tSrK, TS& tSrS) {
+  warpgroup_fence_operand(tSrS);
+  warpgroup_arrive();
+  mma.accumulate_ = GMMA::ScaleOut::Zero;
+#pragma unroll
+  for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
+    cute::gemm(mma, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
+    mma.accumulate_ = GMMA::ScaleOut::One;
+  }
+  warpgroup_commit_batch();
+}
+
+// O += P V as one wgmma batch (P from registers), committed and not waited for.
+template <class Mma, class TP, class TV, class TO>
+__device__ __forceinline__ void wgmma_pv(Mma& mma, TP& tOrP, const TV& tOrV, TO& tOrO) {
+  warpgroup_fence_operand(tOrP);
+  warpgroup_fence_operand(tOrO);
+  warpgroup_arrive();
+#pragma unroll
+  for (int kb = 0; kb < size<2>(tOrP); ++kb) cute::gemm(mma, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
+  warpgroup_commit_batch();
+}
+
 template <class Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const AttnParams p) {
   using Element = typename Traits::Element;
@@ -222,16 +248,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     __syncthreads();
 
     // S = Q K_j^T
-    Tensor tSrK = thr_qk.partition_fragment_B(sK(stage));
-    warpgroup_fence_operand(tSrS);
-    warpgroup_arrive();
-    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
-#pragma unroll
-    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
-      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
-      mma_qk.accumulate_ = GMMA::ScaleOut::One;
-    }
-    warpgroup_commit_batch();
+    wgmma_qk(mma_qk, tSrQ, thr_qk.partition_fragment_B(sK(stage)), tSrS);
     warpgroup_wait<0>();
     warpgroup_fence_operand(tSrS);
 
@@ -285,14 +302,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     __syncthreads();
 
     // O += P V_j
-    Tensor tOrV = thr_pv.partition_fragment_B(sVt(stage));
-    warpgroup_fence_operand(tOrP);
-    warpgroup_fence_operand(tOrO);
-    warpgroup_arrive();
-#pragma unroll
-    for (int kb = 0; kb < size<2>(tOrP); ++kb)
-      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
-    warpgroup_commit_batch();
+    wgmma_pv(mma_pv, tOrP, thr_pv.partition_fragment_B(sVt(stage)), tOrO);
     warpgroup_wait<0>();
     warpgroup_fence_operand(tOrO);
 
@@ -453,26 +463,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
 
   auto issue_qk = [&](int block) {
-    Tensor tSrK = thr_qk.partition_fragment_B(sK(block));
-    warpgroup_fence_operand(tSrS);
-    warpgroup_arrive();
-    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
-#pragma unroll
-    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
-      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
-      mma_qk.accumulate_ = GMMA::ScaleOut::One;
-    }
-    warpgroup_commit_batch();
+    wgmma_qk(mma_qk, tSrQ, thr_qk.partition_fragment_B(sK(block)), tSrS);
   };
   auto issue_pv = [&](int block) {
-    Tensor tOrV = thr_pv.partition_fragment_B(sVt(block));
-    warpgroup_fence_operand(tOrP);
-    warpgroup_fence_operand(tOrO);
-    warpgroup_arrive();
-#pragma unroll
-    for (int kb = 0; kb < size<2>(tOrP); ++kb)
-      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
-    warpgroup_commit_batch();
+    wgmma_pv(mma_pv, tOrP, thr_pv.partition_fragment_B(sVt(block)), tOrO);
   };
   auto mask_if_needed = [&](int block) {
     const int col0 = block * kBlockN;
@@ -551,19 +545,20 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   }
 }
 
-// ---- warp-specialized variant --------------------------------------------------------------
+// ---- warp-specialized variant (attention_kernel_ws) ------------------------------------------
 //
-// 3 warpgroups: warpgroup 2 produces (cp.async of K and V tiles into a kStages ring, each
-// stage's arrival signalled on an mbarrier by cp.async.mbarrier.arrive.noinc, so no consumer
-// waits on another's copies), warpgroups 0 and 1 consume 64 query rows each. The consumers never
-// synchronize with each other except through a token that alternates their wgmma issues
-// (QK of warpgroup 1, QK of 2, PV of 1, PV of 2, ...): while one does softmax, the other's
-// products keep the tensor cores busy (FlashAttention-3's ping-pong schedule). Registers: a
-// 384-thread launch caps every thread at 168 (each SM quarter holds 3 warps); setmaxnreg moves
-// the producer to 24 and the consumers to 240, with the two roles as the two branches of one
-// if/else (else ptxas ignores it).
+// 3 warpgroups: warpgroup 2 produces K and V tiles into a kStages ring (cp.async, each stage's
+// arrival signalled on an mbarrier by cp.async.mbarrier.arrive.noinc, so no consumer waits on
+// another's copies; or TMA, below), warpgroups 0 and 1 consume 64 query rows each. The consumers
+// never synchronize with each other except through a token that alternates their wgmma issues (QK
+// of warpgroup 1, QK of 2, PV of 1, PV of 2, ...): while one does softmax, the other's products
+// keep the tensor cores busy (FlashAttention-3's ping-pong schedule). Registers: a 384-thread
+// launch caps every thread at 168 (each SM quarter holds 3 warps); setmaxnreg moves the producer to
+// 24 and the consumers to 240, with the two roles as the two branches of one if/else (else ptxas
+// ignores it).
 //
-//   full_k[s], full_v[s]: 128 producer arrivals (one per thread, when its copies have landed)
+//   full_k[s], full_v[s]: cp.async: 128 producer arrivals (one per thread, when its copies have
+//                         landed); TMA: 1 arrival with the tile's byte count + the transactions
 //   empty[s]:             8 consumer arrivals (lane 0 of each consumer warp, after its P V)
 //   named barriers 1, 2:  the wgmma token of consumer 0, 1;  3, 4: Q loaded, per consumer
 
@@ -610,66 +605,6 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
                                            typename Traits::Element* smem_v, std::uint64_t* full_k,
                                            std::uint64_t* full_v, std::uint64_t* empty, SK sK,
                                            int n_blocks, int row0, int h, int b);
-
-template <class Traits>
-__global__ void __launch_bounds__(kWsThreads, 1) attention_kernel_ws(const AttnParams p) {
-  using Element = typename Traits::Element;
-  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kStages = Traits::kStages;
-  static_assert(kBlockM == 128, "two consumer warpgroups of 64 rows");
-  extern __shared__ __align__(1024) unsigned char smem[];
-  Element* smem_q = reinterpret_cast<Element*>(smem);
-  Element* smem_k = smem_q + Traits::kTileQ;
-  Element* smem_v = smem_k + kStages * Traits::kTileKV;
-  std::uint64_t* full_k = reinterpret_cast<std::uint64_t*>(smem + Traits::kSmemBytesWs);
-  std::uint64_t* full_v = full_k + kStages;
-  std::uint64_t* empty = full_v + kStages;
-
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
-  const int row0 = m_block * kBlockM;
-  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
-  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_k[s], 128);
-      mbar_init(&full_v[s], 128);
-      mbar_init(&empty[s], 8);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-
-  auto sK = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_k + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
-  auto sV = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
-
-  if (threadIdx.x >= 256) {  // ---- producer warpgroup
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
-    const int tid = threadIdx.x - 256;
-    const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
-    const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
-    for (int n = 0; n < n_blocks; ++n) {
-      const int stage = n % kStages, round = n / kStages;
-      mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
-      const int start = n * kBlockN;
-      load_tile<Traits, kBlockN, 128, false>(sK(stage), k + start * p.k_stride[2], p.k_stride[2],
-                                             p.Skv - start, tid);
-      cp_async_arrive_noinc(&full_k[stage]);
-      load_tile<Traits, kBlockN, 128, false>(sV(stage), v + start * p.v_stride[2], p.v_stride[2],
-                                             p.Skv - start, tid);
-      cp_async_arrive_noinc(&full_v[stage]);
-    }
-    cp_async_wait<0>();
-  } else {
-    consume_ws<Traits>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h, b);
-  }
-}
 
 // The two consumer warpgroups of attention_kernel_ws (threads 0..255).
 //
@@ -728,28 +663,14 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   const int my_turn = 1 + consumer, their_turn = 2 - consumer;
   if (consumer == 1) named_arrive(1, 256);  // consumer 0 goes first
 
-  auto issue_qk = [&](int stage) {  // S = Q K_stage^T, one wgmma batch
-    Tensor tSrK = thr_qk.partition_fragment_B(sK(stage));
-    warpgroup_fence_operand(tSrS);
-    warpgroup_arrive();
-    mma_qk.accumulate_ = GMMA::ScaleOut::Zero;
-#pragma unroll
-    for (int kb = 0; kb < size<2>(tSrQ); ++kb) {
-      cute::gemm(mma_qk, tSrQ(_, _, kb), tSrK(_, _, kb), tSrS);
-      mma_qk.accumulate_ = GMMA::ScaleOut::One;
-    }
-    warpgroup_commit_batch();
+  auto issue_qk = [&](int stage) {
+    wgmma_qk(mma_qk, tSrQ, thr_qk.partition_fragment_B(sK(stage)), tSrS);
   };
-  auto issue_pv = [&](int stage) {  // O += P V_stage, one wgmma batch
-    Tensor tOrV = thr_pv.partition_fragment_B(make_tensor(
-        make_smem_ptr(smem_v + stage * Traits::kTileKV), typename Traits::SmemLayoutVt{}));
-    warpgroup_fence_operand(tOrP);
-    warpgroup_fence_operand(tOrO);
-    warpgroup_arrive();
-#pragma unroll
-    for (int kb = 0; kb < size<2>(tOrP); ++kb)
-      cute::gemm(mma_pv, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
-    warpgroup_commit_batch();
+  auto issue_pv = [&](int stage) {
+    wgmma_pv(mma_pv, tOrP,
+             thr_pv.partition_fragment_B(make_tensor(
+                 make_smem_ptr(smem_v + stage * Traits::kTileKV), typename Traits::SmemLayoutVt{})),
+             tOrO);
   };
   auto softmax_of = [&](int n) {  // S of block n -> probabilities in S, correction[] for O
     warpgroup_fence_operand(tSrS);
@@ -849,18 +770,15 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   }
 }
 
-// ---- warp-specialized variant with TMA loads ----------------------------------------------
+// ---- the producers and the warp-specialized kernel ----------------------------------------
 //
-// attention_kernel_ws with its producer replaced: one thread of warpgroup 2 issues one TMA copy
-// per K and per V tile (boxes of 64 columns x kBlockN rows in the 128-byte swizzle the wgmma
-// reads, rows past Skv zero-filled by the TMA unit), each completing its full barrier by
-// transaction count. The producer's other 127 threads only give up their registers. The
-// cp.async producer issues 2 * kBlockN * D / 8 / 128 copies per thread per stage on 24 registers
-// (32 at 128 x 128, D = 128); this one issues 2 instructions a stage. kOverlap picks the
-// consumers' overlapped schedule (consume_ws).
-//
-//   full_k[s], full_v[s]: 1 arrival (with the tile's byte count) + the TMA's transactions
-//   empty[s]:             8 consumer arrivals, as in attention_kernel_ws
+// With TMA (configs 6-9), one thread of warpgroup 2 issues one TMA copy per K and per V tile
+// (boxes of 64 columns x kBlockN rows in the 128-byte swizzle the wgmma reads, rows past Skv
+// zero-filled by the TMA unit), each completing its full barrier by transaction count; the
+// producer's other 127 threads only give up their registers. The cp.async producer issues
+// 2 * kBlockN * D / 8 / 128 copies per thread per stage on 24 registers (32 at 128 x 128,
+// D = 128), the TMA one 2 instructions a stage: on the H100 the same consumers run in half the
+// time (kernels/notes/mm.md). kOverlap picks the consumers' overlapped schedule (consume_ws).
 
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
   const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));
@@ -881,13 +799,71 @@ auto make_kv_tma(const typename Traits::Element* ptr, int S, int H, int B, std::
 template <class Traits>
 using KvTma = decltype(make_kv_tma<Traits>(nullptr, 1, 1, 1, 0, 0, 0));
 
-template <class Traits, class Tma, bool kOverlap>
-__global__ void __launch_bounds__(kWsThreads, 1)
-    attention_kernel_ws_tma(const __grid_constant__ AttnParams p, const __grid_constant__ Tma tma_k,
-                            const __grid_constant__ Tma tma_v) {
+// The producer of attention_kernel_ws with cp.async: every thread of warpgroup 2 copies its
+// share of each K and V tile and signals the stage's full barrier when its copies land.
+template <class Traits, class SK, class SV>
+__device__ __forceinline__ void produce_cp_async(const AttnParams& p, SK sK, SV sV,
+                                                 std::uint64_t* full_k, std::uint64_t* full_v,
+                                                 std::uint64_t* empty, int n_blocks, int g, int b) {
+  using Element = typename Traits::Element;
+  constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  const int tid = threadIdx.x - 256;
+  const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
+  const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
+  for (int n = 0; n < n_blocks; ++n) {
+    const int stage = n % kStages, round = n / kStages;
+    mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
+    const int start = n * kBlockN;
+    load_tile<Traits, kBlockN, 128, false>(sK(stage), k + start * p.k_stride[2], p.k_stride[2],
+                                           p.Skv - start, tid);
+    cp_async_arrive_noinc(&full_k[stage]);
+    load_tile<Traits, kBlockN, 128, false>(sV(stage), v + start * p.v_stride[2], p.v_stride[2],
+                                           p.Skv - start, tid);
+    cp_async_arrive_noinc(&full_v[stage]);
+  }
+  cp_async_wait<0>();
+}
+
+// The producer of attention_kernel_ws with TMA: thread 256 alone issues every copy.
+template <class Traits, class Tma, class SK, class SV>
+__device__ __forceinline__ void produce_tma(const AttnParams& p, const Tma& tma_k, const Tma& tma_v,
+                                            SK sK, SV sV, std::uint64_t* full_k,
+                                            std::uint64_t* full_v, std::uint64_t* empty,
+                                            int n_blocks, int g, int b) {
   using Element = typename Traits::Element;
   constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
   constexpr int kHeadDim = Traits::kHeadDim;
+  if (threadIdx.x != 256) return;
+  const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, int(gridDim.z));
+  const auto tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
+  // (kBlockN, D, key block) views of this (batch, kv head)'s K and V
+  Tensor gK = local_tile(tma_k.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
+  Tensor gV = local_tile(tma_v.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
+  constexpr auto kTileBytes = static_cast<std::uint32_t>(Traits::kTileKV * sizeof(Element));
+  for (int n = 0; n < n_blocks; ++n) {
+    const int stage = n % kStages, round = n / kStages;
+    mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
+    auto [tKg, tKs] = tma_partition(tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK(stage)),
+                                    group_modes<0, 2>(gK));
+    mbar_arrive_expect_tx(&full_k[stage], kTileBytes);
+    copy(tma_k.with(full_k[stage]), tKg(_, n), tKs);
+    auto [tVg, tVs] = tma_partition(tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV(stage)),
+                                    group_modes<0, 2>(gV));
+    mbar_arrive_expect_tx(&full_v[stage], kTileBytes);
+    copy(tma_v.with(full_v[stage]), tVg(_, n), tVs);
+  }
+}
+
+// Tma = NoTma: the cp.async producer; else the TMA copy type of K and V (KvTma<Traits>).
+struct NoTma {};
+
+template <class Traits, class Tma, bool kOverlap>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    attention_kernel_ws(const __grid_constant__ AttnParams p, const __grid_constant__ Tma tma_k,
+                        const __grid_constant__ Tma tma_v) {
+  using Element = typename Traits::Element;
+  constexpr bool kTma = !std::is_same_v<Tma, NoTma>;
+  constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
   static_assert(Traits::kBlockM == 128, "two consumer warpgroups of 64 rows");
   extern __shared__ __align__(1024) unsigned char smem[];
   Element* smem_q = reinterpret_cast<Element*>(smem);
@@ -905,14 +881,17 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_k[s], 1);
-      mbar_init(&full_v[s], 1);
+      mbar_init(&full_k[s], kTma ? 1 : 128);
+      mbar_init(&full_v[s], kTma ? 1 : 128);
       mbar_init(&empty[s], 8);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  } else if (threadIdx.x == 256) {
-    prefetch_tma_descriptor(tma_k.get_tma_descriptor());
-    prefetch_tma_descriptor(tma_v.get_tma_descriptor());
+  }
+  if constexpr (kTma) {
+    if (threadIdx.x == 256) {
+      prefetch_tma_descriptor(tma_k.get_tma_descriptor());
+      prefetch_tma_descriptor(tma_v.get_tma_descriptor());
+    }
   }
   __syncthreads();
 
@@ -927,25 +906,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
   if (threadIdx.x >= 256) {  // ---- producer warpgroup
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
-    if (threadIdx.x != 256) return;
-    const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, int(gridDim.z));
-    const auto tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
-    // (kBlockN, D, key block) views of this (batch, kv head)'s K and V
-    Tensor gK = local_tile(tma_k.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
-    Tensor gV = local_tile(tma_v.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
-    constexpr auto kTileBytes = static_cast<std::uint32_t>(Traits::kTileKV * sizeof(Element));
-    for (int n = 0; n < n_blocks; ++n) {
-      const int stage = n % kStages, round = n / kStages;
-      mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
-      auto [tKg, tKs] = tma_partition(tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK(stage)),
-                                      group_modes<0, 2>(gK));
-      mbar_arrive_expect_tx(&full_k[stage], kTileBytes);
-      copy(tma_k.with(full_k[stage]), tKg(_, n), tKs);
-      auto [tVg, tVs] = tma_partition(tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV(stage)),
-                                      group_modes<0, 2>(gV));
-      mbar_arrive_expect_tx(&full_v[stage], kTileBytes);
-      copy(tma_v.with(full_v[stage]), tVg(_, n), tVs);
-    }
+    if constexpr (kTma)
+      produce_tma<Traits>(p, tma_k, tma_v, sK, sV, full_k, full_v, empty, n_blocks, g, b);
+    else
+      produce_cp_async<Traits>(p, sK, sV, full_k, full_v, empty, n_blocks, g, b);
   } else {
     consume_ws<Traits, kOverlap>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h,
                                  b);
