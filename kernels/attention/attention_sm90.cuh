@@ -132,6 +132,13 @@ __device__ __forceinline__ void load_tile(SmemTensor tile, const typename Traits
   }
 }
 
+// Stage `stage` of a shared-memory ring of [kBlockN, D] K or V tiles starting at `base`, in
+// `Layout` (SmemLayoutK, or SmemLayoutVt for V read as V^T).
+template <class Traits, class Layout = typename Traits::SmemLayoutK>
+__device__ __forceinline__ auto stage_tile(typename Traits::Element* base, int stage) {
+  return make_tensor(make_smem_ptr(base + stage * Traits::kTileKV), Layout{});
+}
+
 // S = Q K^T as one wgmma batch (the first k block overwrites S), committed and not waited for.
 template <class Mma, class TQ, class TK, class TS>
 __device__ __forceinline__ void wgmma_qk(Mma& mma, const TQ& tSrQ, const TK& tSrK, TS& tSrS) {
@@ -184,17 +191,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
   const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
-  auto sK = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_k + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
-  auto sV = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
+  auto sK = [&](int stage) { return stage_tile<Traits>(smem_k, stage); };
+  auto sV = [&](int stage) { return stage_tile<Traits>(smem_v, stage); };
   auto sVt = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutVt{});
+    return stage_tile<Traits, typename Traits::SmemLayoutVt>(smem_v, stage);
   };
 
   auto load_kv = [&](int block) {
@@ -413,17 +413,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
-  auto sK = [&](int block) {
-    return make_tensor(make_smem_ptr(smem_k + (block % 2) * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
-  auto sV = [&](int block) {
-    return make_tensor(make_smem_ptr(smem_v + (block % 2) * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
+  auto sK = [&](int block) { return stage_tile<Traits>(smem_k, block % 2); };
+  auto sV = [&](int block) { return stage_tile<Traits>(smem_v, block % 2); };
   auto sVt = [&](int block) {
-    return make_tensor(make_smem_ptr(smem_v + (block % 2) * Traits::kTileKV),
-                       typename Traits::SmemLayoutVt{});
+    return stage_tile<Traits, typename Traits::SmemLayoutVt>(smem_v, block % 2);
   };
   // One cp.async group per call (empty past the last block, so the counts stay uniform).
   auto load_k = [&](int block, bool commit) {
@@ -668,8 +661,8 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   };
   auto issue_pv = [&](int stage) {
     wgmma_pv(mma_pv, tOrP,
-             thr_pv.partition_fragment_B(make_tensor(
-                 make_smem_ptr(smem_v + stage * Traits::kTileKV), typename Traits::SmemLayoutVt{})),
+             thr_pv.partition_fragment_B(
+                 stage_tile<Traits, typename Traits::SmemLayoutVt>(smem_v, stage)),
              tOrO);
   };
   auto softmax_of = [&](int n) {  // S of block n -> probabilities in S, correction[] for O
@@ -895,14 +888,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   }
   __syncthreads();
 
-  auto sK = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_k + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
-  auto sV = [&](int stage) {
-    return make_tensor(make_smem_ptr(smem_v + stage * Traits::kTileKV),
-                       typename Traits::SmemLayoutK{});
-  };
+  auto sK = [&](int stage) { return stage_tile<Traits>(smem_k, stage); };
+  auto sV = [&](int stage) { return stage_tile<Traits>(smem_v, stage); };
 
   if (threadIdx.x >= 256) {  // ---- producer warpgroup
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
