@@ -326,10 +326,15 @@ def test_moved_parameters_lead_to_a_new_capture():
         for _ in range(3):
             runtime(eager_of(forward_like), [w, x, 1.0])
         w = torch.randn(16, 8)  # e.g. the model was reloaded
-        for _ in range(8):
+        for _ in range(runtime.CAPTURE_GAP):
             out = runtime(eager_of(forward_like), [w, x, 1.0])
             torch.testing.assert_close(out[0], x @ w)
-        # first a graph reading x in place and copying the new w, then (w settled) one reading both
+        # at once a graph reading x in place and copying the new w (no graph fitted); reading
+        # both waits CAPTURE_GAP calls from that capture
+        assert runtime.captures == 2
+        assert [i for i, _ in runtime.state["inplace"]] == [1]
+        out = runtime(eager_of(forward_like), [w, x, 1.0])
+        torch.testing.assert_close(out[0], x @ w)
         assert runtime.captures == 3
         assert sorted(i for i, _ in runtime.state["inplace"]) == [0, 1]
 
@@ -426,3 +431,31 @@ def test_cublas_workspaces_are_cleared_around_every_capture():
     assert runtime.captures >= 1
     assert runtime.handout_captures >= 1
     assert events == ["clear", "begin", "end", "clear"] * (runtime.captures + runtime.handout_captures)
+
+
+def test_inputs_rotating_out_of_step_are_captured_at_a_paced_rate():
+    # A backward's saved activations, each alternating between two buffers independently of the
+    # others: nearly every call is a combination no earlier graph reads in place. Unpaced, the
+    # runtime captured on most calls until its budget ran out, then ran the original.
+    import random
+
+    def chain(args):  # y = (x0 + ... + x5) @ w
+        w, *xs = args
+        return (torch.stack(xs).sum(0) @ w,)
+
+    runtime = make()
+    w = torch.randn(16, 8)
+    buffers = [(torch.empty(4, 16), torch.empty(4, 16)) for _ in range(6)]
+    order = random.Random(1)
+    calls = 48
+    with cpu_cuda_api():
+        for _ in range(calls):
+            xs = [pair[order.randrange(2)] for pair in buffers]
+            for x in xs:
+                x.copy_(torch.randn(4, 16))
+            (out,) = runtime(eager_of(chain), [w, *xs])
+            torch.testing.assert_close(out, torch.stack(xs).sum(0) @ w)
+    assert runtime.eager_calls == {"warm-up": 1}  # every later call replayed a graph
+    assert runtime.captures <= 2 + calls // runtime.CAPTURE_GAP
+    assert any(dict(g["inplace"]) == {0: w.data_ptr()} for g in runtime.graphs)  # the fallback
+

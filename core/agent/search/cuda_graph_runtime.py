@@ -1,4 +1,4 @@
-# ---- tilesmith-search: CUDA graph replay of call() (runtime v3) ----
+# ---- tilesmith-search: CUDA graph replay of call() (runtime v4) ----
 # Inserted by the built-in search agent (core/agent/search_rewrite.cpp); the original launch
 # sequence is kept verbatim as `_ts_call_eager` and stays the fallback.
 #
@@ -15,6 +15,13 @@
 #            addresses that never repeat cost a copy, not a capture per call.
 #            Once a graph reads every tensor input of a call in place, calls at those very
 #            addresses replay it directly (`settled`), skipping the address bookkeeping.
+#            Captures are paced: one that only reads more inputs in place (a graph already fits)
+#            waits CAPTURE_GAP calls after the last capture, and a call no graph fits inside that
+#            gap captures a conservative graph, reading in place only inputs that have had one
+#            address all along, which later calls then fit. Inputs rotating among a few buffers
+#            out of step with each other (a training step's saved activations, shuffled further
+#            by the in-place check's alternation) otherwise fit no earlier graph and captured on
+#            nearly every call (H100, 2026-12-06: a backward confirmed at 3.4x ran 0.15x in place).
 #   outputs: fresh tensors every call, never storage that anything still holds. Each graph
 #            has up to HANDOUTS extra captures of the same launch sequence whose output storages
 #            are handed out as they are: one is replayed only when nothing outside the runtime
@@ -36,6 +43,7 @@ def _ts_clear_cublas_workspaces():
 class _TsGraphedCall:
     MAX_GRAPHS = 6  # kept at once (least recently used dropped)
     MAX_CAPTURES = 16  # graphs over the module's life; then only the graphs it has
+    CAPTURE_GAP = 8  # calls between captures, unless no graph fits (then a conservative one)
     HANDOUTS = 2  # extra captures per graph whose outputs are handed out without a copy
     HANDOUT_MAX_BYTES = 1 << 30  # each keeps its own outputs resident: only for smaller outputs
     RECENT = 8  # addresses remembered per input (its last calls)
@@ -54,6 +62,8 @@ class _TsGraphedCall:
         self.captures = 0  # graphs captured (the extra captures of each: handout_captures)
         self.handout_captures = 0
         self.replays = 0
+        self.calls = 0  # calls after the warm-up
+        self.last_capture = None  # self.calls at the last capture
         self.eager_calls = {}  # why a call ran the original: reason -> calls (diagnostics)
         self.settled = {}  # input addresses -> the graph reading every tensor input there in place
         self._graph_factory = graph_factory or torch.cuda.CUDAGraph
@@ -123,12 +133,17 @@ class _TsGraphedCall:
         # Stable: never written, at an address it had in one of its last ROTATION calls, and over
         # its last RECENT calls at no more than ROTATION addresses (a parameter, a buffer reused
         # each step, a few in rotation); an input at ever new or scattered addresses is copied.
-        stable = [None] * len(ptrs)
+        # Fixed: stable, and at this one address in every remembered call.
+        stable, fixed = [None] * len(ptrs), [None] * len(ptrs)
         for i, p in enumerate(ptrs):
             if (p is not None and i not in self.written and len(self.seen[i]) <= self.ROTATION
                     and p in self.recent[i][-self.ROTATION:]):
                 stable[i] = p
+                if len(self.seen[i]) == 1:
+                    fixed[i] = p
         self._remember(ptrs)
+        self.calls += 1
+        paced = self.last_capture is not None and self.calls - self.last_capture < self.CAPTURE_GAP
         # The first graph (most recently used first) that fits this call and copies no stable
         # input; failing that, the fitting one that reads most inputs in place.
         best, settled = None, False
@@ -146,18 +161,20 @@ class _TsGraphedCall:
                 self.graphs.insert(0, best)
             if settled and not best["copied"]:
                 self.settled[ptrs] = best
-            if settled or self.captures >= self.MAX_CAPTURES:
+            if settled or paced or self.captures >= self.MAX_CAPTURES:
                 return self._replay(best, args, eager)
         elif self.captures >= self.MAX_CAPTURES:
             return self._eager("capture budget spent", eager, args)
         try:
-            g = self._capture(eager, args, ptrs, stable, device)
+            g = self._capture(eager, args, ptrs, fixed if best is None and paced else stable,
+                              device)
         except Exception as e:  # an uncapturable op: keep the original for good
             self.graphs = []
             self.settled.clear()
             self.disabled = f"capture failed: {type(e).__name__}: {e}"
             return self._eager("disabled", eager, args)
         self.captures += 1
+        self.last_capture = self.calls
         self.graphs.insert(0, g)
         for dropped in self.graphs[self.MAX_GRAPHS:]:
             self.settled = {k: v for k, v in self.settled.items() if v is not dropped}
