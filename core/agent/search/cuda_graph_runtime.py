@@ -21,7 +21,8 @@
 #            address all along, which later calls then fit. Inputs rotating among a few buffers
 #            out of step with each other (a training step's saved activations, shuffled further
 #            by the in-place check's alternation) otherwise fit no earlier graph and captured on
-#            nearly every call (H100, 2026-12-06: a backward confirmed at 3.4x ran 0.15x in place).
+#            nearly every call: the suspected cause of a transformer block's backward, confirmed
+#            at 3.4x by the gate, timing 6.7x slower in place (H100, 2026-12-06; not re-measured).
 #   outputs: fresh tensors every call, never storage that anything still holds. Each graph
 #            has up to HANDOUTS extra captures of the same launch sequence whose output storages
 #            are handed out as they are: one is replayed only when nothing outside the runtime
