@@ -31,7 +31,11 @@ run_phase() {
   mkdir -p "$dir"
   case $name in
     tileops) timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider -x tests/python/test_contracts.py -rfE ${TILEOPS_TEST_FILTER:+-k "$TILEOPS_TEST_FILTER"} > "$dir/pytest.log" 2>&1 ;;
-    tileops_bench) timeout "$limit" python3 -m tileops.cli bench ${TILEOPS_BENCH_ARGS:---no-compile} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1 ;;
+    tileops_bench)  # with --tune in TILEOPS_BENCH_ARGS, every config's timing comes back in tune/
+      timeout "$limit" python3 -m tileops.cli bench ${TILEOPS_BENCH_ARGS:---no-compile} --json "$dir/bench.json" --plot "$dir/roofline.png" > "$dir/bench.log" 2>&1
+      local bench_rc=$?
+      cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null
+      (exit $bench_rc) ;;
     tileops_tuned)  # every config timed per row (the choices and timings kept in tune/)
       timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_BENCH_ARGS:-} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
