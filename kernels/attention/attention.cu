@@ -2,7 +2,9 @@
 // 16-byte chunks of every operand, the one-warp-per-query fallback otherwise.
 #include "attention/attention.hpp"
 
+#include <array>
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "attention/attention_fallback.cuh"
@@ -27,8 +29,7 @@ namespace {
 //   8: warp-specialized with TMA loads, consumers overlapped (softmax of block n under the P V
 //      wgmma of block n - 1: FlashAttention-3's schedule), 128 x 128, 2 stages
 //   9: as 8, 3 stages
-// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06), configs 0 / 4 / 6 / 7 / 8 /
-// 9:
+// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06), configs 0/4/6/7/8/9:
 //   Llama-3-8B prefill 8k causal  1502 / 2039 / 1002 / 1007 / 1248 /  995
 //   Llama-3-70B prefill 4k causal 1541 / 2057 / 1049 / 1071 / 1196 / 1110
 //   MHA 2k non-causal              750 /  990 /  511 /  511 /  639 /  512
@@ -132,20 +133,21 @@ cudaError_t launch_sm90(const AttentionArgs& a, float scale, cudaStream_t stream
   return cudaGetLastError();
 }
 
-// TMA strides of one K or V tensor as (s, h, b), or false when TMA cannot describe it. A mode of
-// extent 1 is never stepped, so it takes a placeholder stride; the others must be positive
+// TMA strides of one K or V tensor as (s, h, b), or nothing when TMA cannot describe it. A mode
+// of extent 1 is never stepped, so it takes a placeholder stride; the others must be positive
 // (no broadcast views) and below 2^40 bytes (alignment to 16 bytes: tensor_core_path).
-bool kv_tma_strides(const std::int64_t (&strides)[4], const AttentionArgs& a,
-                    std::int64_t (&out)[3]) {
+std::optional<std::array<std::int64_t, 3>> kv_tma_strides(const std::int64_t (&strides)[4],
+                                                          const AttentionArgs& a) {
   const std::int64_t extent[3] = {a.Skv, a.Hkv, a.B};
   const int mode[3] = {2, 1, 0};  // AttentionArgs strides are (b, h, s, d)
+  std::array<std::int64_t, 3> out{};
   std::int64_t placeholder = a.D;
   for (int i = 0; i < 3; ++i) {
     out[i] = extent[i] > 1 ? strides[mode[i]] : placeholder;
-    if (out[i] <= 0 || out[i] >= (std::int64_t{1} << 39)) return false;  // 2-byte elements
+    if (out[i] <= 0 || out[i] >= (std::int64_t{1} << 39)) return std::nullopt;  // 2-byte elements
     placeholder = out[i] * extent[i];
   }
-  return true;
+  return out;
 }
 
 // The warp-specialized kernel, its producer copying with TMA or with cp.async.
@@ -158,15 +160,14 @@ cudaError_t launch_sm90_ws(const AttentionArgs& a, float scale, cudaStream_t str
   if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
   const dim3 grid = grid_of(a, Traits::kBlockM);
   if constexpr (kTma) {
-    std::int64_t ks[3], vs[3];
-    if (!kv_tma_strides(a.k_strides, a, ks) || !kv_tma_strides(a.v_strides, a, vs))
-      return cudaErrorInvalidValue;
+    const auto ks = kv_tma_strides(a.k_strides, a), vs = kv_tma_strides(a.v_strides, a);
+    if (!ks || !vs) return cudaErrorInvalidValue;
     const int skv = static_cast<int>(a.Skv), hkv = static_cast<int>(a.Hkv);
     const int b = static_cast<int>(a.B);
     const Tma tma_k = attn::make_kv_tma<Traits>(static_cast<const Element*>(a.k), skv, hkv, b,
-                                                ks[0], ks[1], ks[2]);
+                                                (*ks)[0], (*ks)[1], (*ks)[2]);
     const Tma tma_v = attn::make_kv_tma<Traits>(static_cast<const Element*>(a.v), skv, hkv, b,
-                                                vs[0], vs[1], vs[2]);
+                                                (*vs)[0], (*vs)[1], (*vs)[2]);
     kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(params_of(a, scale), tma_k, tma_v);
   } else {
     kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(params_of(a, scale), Tma{}, Tma{});
@@ -284,9 +285,7 @@ cudaError_t attention_launch(const AttentionArgs& a, cudaStream_t stream) {
   if (!a.q || !a.k || !a.v || !a.o) return cudaErrorInvalidValue;
   const float scale = a.scale > 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(a.D));
   if (tensor_core_path(a)) {
-    std::int64_t unused[3];
-    const bool tma =
-        kv_tma_strides(a.k_strides, a, unused) && kv_tma_strides(a.v_strides, a, unused);
+    const bool tma = kv_tma_strides(a.k_strides, a) && kv_tma_strides(a.v_strides, a);
     const int config = a.config >= 0 ? a.config : tma ? kDefaultConfig : kDefaultConfigNoTma;
     AttentionArgs packed = a;
     pack_query_groups(packed);
