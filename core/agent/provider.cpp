@@ -202,10 +202,10 @@ std::string random_hex(size_t bytes) {
   return s;
 }
 
-// GET {base}/models with the key; true on HTTP 200.
-bool proxy_answers(const std::string& base_url, const std::string& key) {
+// GET {base}/models with `key`; the HTTP status, or 0 when nothing answered.
+long models_status(const std::string& base_url, const std::string& key) {
   CURL* h = curl_easy_init();
-  if (!h) return false;
+  if (!h) return 0;
   std::string auth = "Authorization: Bearer " + key;
   curl_slist* headers = curl_slist_append(nullptr, auth.c_str());
   std::string url = base_url + "/models";
@@ -220,15 +220,25 @@ bool proxy_answers(const std::string& base_url, const std::string& key) {
   if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(h);
-  return status == 200;
+  return status;
 }
 
-}  // namespace
+enum class ProxyProbe { not_yet, ours, foreign };
 
-Expected<std::unique_ptr<Route>> open_route(Provider provider, const RouteOptions& options) {
-  if (provider.route != RouteKind::cliproxyapi)
-    return std::unique_ptr<Route>(std::make_unique<DirectRoute>(std::move(provider)));
+// The port was free when free_loopback_port() closed it, but any process may bind it before our
+// child does. The proxy we started knows the random key: it answers 200 with it and refuses
+// another. A server that answers both does not know the key, so it is not ours.
+ProxyProbe probe_proxy(const std::string& base_url, const std::string& key) {
+  if (models_status(base_url, key) != 200) return ProxyProbe::not_yet;
+  long wrong_key = models_status(base_url, key + "0");
+  return wrong_key == 401 || wrong_key == 403 ? ProxyProbe::ours : ProxyProbe::foreign;
+}
 
+// One start of the proxy on a fresh port. On failure, `port_lost` says whether the port went to
+// another process (the child exited or a foreign server answered), which a new port may fix.
+Expected<std::unique_ptr<Route>> start_proxy(Provider provider, const RouteOptions& options,
+                                             bool& port_lost) {
+  port_lost = false;
   auto port = free_loopback_port();
   if (!port) return tl::unexpected(port.error());
   // A private directory (0700) holds the config (0600) with the proxy's random local key.
@@ -268,9 +278,16 @@ Expected<std::unique_ptr<Route>> open_route(Provider provider, const RouteOption
 
   auto deadline = std::chrono::steady_clock::now() + options.startup_timeout;
   while (true) {
-    if (proxy_answers(provider.base_url, key)) return std::unique_ptr<Route>(std::move(route));
+    ProxyProbe probe = probe_proxy(provider.base_url, key);
+    if (probe == ProxyProbe::ours) return std::unique_ptr<Route>(std::move(route));
     int status;
-    if (waitpid(child->pid, &status, WNOHANG) == child->pid) {
+    bool exited = waitpid(child->pid, &status, WNOHANG) == child->pid;
+    if (probe == ProxyProbe::foreign || exited) port_lost = true;
+    if (probe == ProxyProbe::foreign)
+      return fail(
+          Errc::unavailable,
+          fmt::format("another server took 127.0.0.1:{} before cliproxyapi bound it", *port));
+    if (exited) {
       return fail(Errc::unavailable,
                   fmt::format("cliproxyapi ({}) exited with status {} before it answered",
                               provider.cliproxy_executable.string(),
@@ -281,6 +298,22 @@ Expected<std::unique_ptr<Route>> open_route(Provider provider, const RouteOption
                   fmt::format("cliproxyapi did not answer on 127.0.0.1:{} within {} ms", *port,
                               options.startup_timeout.count()));
     std::this_thread::sleep_for(options.poll_interval);
+  }
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Route>> open_route(Provider provider, const RouteOptions& options) {
+  if (provider.route != RouteKind::cliproxyapi)
+    return std::unique_ptr<Route>(std::make_unique<DirectRoute>(std::move(provider)));
+  // Losing the port to another process between picking and binding it is rare but real (tests
+  // run many servers in parallel); a new port fixes it. A proxy that fails for another reason
+  // fails the same way each time, so the last error is the one reported.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    bool port_lost = false;
+    auto route = start_proxy(provider, options, port_lost);
+    if (route || !port_lost || attempt == kAttempts) return route;
   }
 }
 

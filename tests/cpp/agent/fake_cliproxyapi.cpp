@@ -2,6 +2,7 @@
 // Reads host, port, auth-dir and api-keys like the real one, refuses to start without a Codex
 // login in auth-dir, then serves GET /v1/models and chat completions ("hello from the fake
 // cliproxyapi") to clients that send one of the api-keys. Runs until SIGTERM.
+// `-any-key` makes it answer every key, like an unrelated server that holds the port.
 #include <signal.h>
 
 #include <cstdio>
@@ -14,9 +15,12 @@
 
 int main(int argc, char** argv) {
   std::string config_path;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "-config" || std::string(argv[i]) == "--config")
-      config_path = argv[i + 1];
+  bool any_key = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "-config" || arg == "--config") && i + 1 < argc) config_path = argv[i + 1];
+    if (arg == "-any-key") any_key = true;
+  }
   if (config_path.empty()) {
     std::fprintf(stderr, "fake_cliproxyapi: -config is required\n");
     return 2;
@@ -45,7 +49,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ts::agent::testing::MockOpenAiServer server(port, key);
+  ts::agent::testing::MockOpenAiServer server(port, any_key ? "" : key);
   if (!server.ok()) return 5;
   server.set_default_reply(ts::agent::testing::completion_reply("hello from the fake cliproxyapi"));
   int sig = 0;

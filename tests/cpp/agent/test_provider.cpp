@@ -2,6 +2,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_util.hpp"
@@ -145,6 +150,22 @@ TEST(OpenRoute, ReportsAProxyThatDiesOrNeverAnswers) {
   EXPECT_NE(quiet.error().message.find("did not answer"), std::string::npos)
       << quiet.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+
+  // A server that answers every key is not the proxy we started, even on the port we chose:
+  // each of the three attempts (fresh port each time) is refused, and the error says why.
+  auto impostor = home.path() / "impostor.sh";
+  auto starts = home.path() / "starts";
+  write_text(home.path() / "codex-login.json", "{}");
+  write_text(impostor, fmt::format("#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\" -any-key\n",
+                                   starts.string(), TS_FAKE_CLIPROXYAPI));
+  std::filesystem::permissions(impostor, std::filesystem::perms::owner_all);
+  p.cliproxy_executable = impostor;
+  auto foreign = open_route(p, {.startup_timeout = std::chrono::milliseconds(10'000)});
+  ASSERT_FALSE(foreign);
+  EXPECT_NE(foreign.error().message.find("another server took"), std::string::npos)
+      << foreign.error().message;
+  std::ifstream lines(starts);
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(lines), {}, '\n'), 3);
 
   p.cliproxy_executable = home.path() / "missing";
   auto missing = open_route(p);
