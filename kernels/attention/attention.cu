@@ -2,6 +2,7 @@
 // 16-byte chunks of every operand, the one-warp-per-query fallback otherwise.
 #include "attention/attention.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "attention/attention_fallback.cuh"
 #include "attention/attention_pack.hpp"
 #include "attention/attention_sm90.cuh"
+#include "common/dispatch.cuh"
 #include "common/vec.cuh"
 
 namespace ts::kernels {
@@ -24,34 +26,50 @@ namespace {
 //   3: overlapped, 128 x 64
 //   4: warp-specialized (cp.async producer warpgroup, two ping-pong consumers), 128 x 128, 2 stages
 //   5: warp-specialized, 128 x 64, 3 stages
-//   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages   (default)
+//   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages
 //   7: warp-specialized with TMA loads, 128 x 128, 3 stages
 //   8: warp-specialized with TMA loads, consumers overlapped (softmax of block n under the P V
 //      wgmma of block n - 1: FlashAttention-3's schedule), 128 x 128, 2 stages
-//   9: as 8, 3 stages
-// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06), configs 0/4/6/7/8/9:
-//   Llama-3-8B prefill 8k causal  1502 / 2039 / 1002 / 1007 / 1248 /  995
-//   Llama-3-70B prefill 4k causal 1541 / 2057 / 1049 / 1071 / 1196 / 1110
-//   MHA 2k non-causal              750 /  990 /  511 /  511 /  639 /  512
-//   Llama-3-8B decode 4k           93.1 / 130 / 92.2 / 92.9 / 95.5 / 92.4
-// so TMA takes a third off the plain kernel, and 6 is within 1% of the best on all but the 2k
-// causal rows (322 against 307 for 9); D = 64 takes the same default unmeasured (every config
-// passes the contract tests there). The rest are kept for measurement. ptxas -v (nvcc 13.0, this
-// tree): at D = 128, 2 spills 140 bytes (255 registers); 4/5 compile to 168 registers at entry
-// (65536 / 384 threads) with no spills, the consumers taking 240 after setmaxnreg, so their slower
-// timing is not register pressure.
-constexpr int kNumAttnConfigs = 10;
-constexpr int kDefaultConfig = 6, kDefaultConfigNoTma = 0;
-constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {"plain 128x128",
-                                                           "plain 128x64",
-                                                           "overlapped 128x128",
-                                                           "overlapped 128x64",
-                                                           "warp-specialized 128x128 2 stages",
-                                                           "warp-specialized 128x64 3 stages",
-                                                           "warp-specialized TMA 128x128 2 stages",
-                                                           "warp-specialized TMA 128x128 3 stages",
-                                                           "overlapped TMA 128x128 2 stages",
-                                                           "overlapped TMA 128x128 3 stages"};
+//   9: as 8, 3 stages   (default)
+//  10: warp-specialized with TMA loads, 128 x 176, 2 stages (FlashAttention-3's tile for
+//      non-causal D = 128: fewer, longer blocks amortize each block's row max, sum, rescale of O
+//      and barrier round trips; 208 KiB of shared memory at D = 128)
+//  11: as 10, consumers overlapped
+//  12-15: 6, 8, 10, 11 persistent: one CTA per SM walks the tiles (the producer loads the next
+//      tile's K and V, each consumer its next Q rows, while the current tile's last P V and
+//      output stores run), instead of one CTA per tile
+// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06, exp2 with .ftz), configs
+// 0/4/6/8/9/10/11/12/13:
+//   Llama-3-8B prefill 8k causal  1519 / 2007 / 1003 / 1204 /  912 / 1439 / 1761 / 1006 / 1191
+//   Llama-3-70B prefill 4k causal 1576 / 2012 / 1057 / 1287 / 1039 / 1620 / 1806 / 1120 / 1287
+//   Llama-3-8B prefill 2k causal   461 /  576 /  322 /  354 /  297 /  456 /  521 /  347 /  382
+//   MHA 2k non-causal              769 /  977 /  512 /  622 /  478 /  725 /  921 /  524 /  625
+//   Llama-3-8B decode 4k           95.2 / 125 / 95.1 / 99.1 / 95.0 / 101 /  124 / 94.6 / 98.8
+// so TMA takes a third off the plain kernel and 9 is the fastest on every prefill row (decode is
+// memory-bound: all TMA configs within 1%). The 128 x 176 and persistent configs lose here and
+// are kept for measurement. D = 64 takes the same default unmeasured (every config passes the
+// contract tests there). ptxas -v (nvcc 13.0): at D = 128, 2 spills 140 bytes (255 registers);
+// the warp-specialized kernels compile to 168 registers at entry (65536 / 384 threads), the
+// consumers taking 240 after setmaxnreg.
+constexpr int kNumAttnConfigs = 16;
+constexpr int kDefaultConfig = 9, kDefaultConfigNoTma = 0;
+constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {
+    "plain 128x128",
+    "plain 128x64",
+    "overlapped 128x128",
+    "overlapped 128x64",
+    "warp-specialized 128x128 2 stages",
+    "warp-specialized 128x64 3 stages",
+    "warp-specialized TMA 128x128 2 stages",
+    "warp-specialized TMA 128x128 3 stages",
+    "overlapped TMA 128x128 2 stages",
+    "overlapped TMA 128x128 3 stages",
+    "warp-specialized TMA 128x176 2 stages",
+    "overlapped TMA 128x176 2 stages",
+    "persistent TMA 128x128 2 stages",
+    "persistent overlapped TMA 128x128 2 stages",
+    "persistent TMA 128x176 2 stages",
+    "persistent overlapped TMA 128x176 2 stages"};
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
@@ -92,6 +110,7 @@ attn::AttnParams params_of(const AttentionArgs& a, float scale) {
     p.v_stride[i] = a.v_strides[i];
     p.o_stride[i] = a.o_strides[i];
   }
+  p.B = static_cast<int>(a.B);
   p.Hq = static_cast<int>(a.Hq);
   p.group = static_cast<int>(a.Hq / a.Hkv);
   p.Sq = static_cast<int>(a.Sq);
@@ -150,15 +169,19 @@ std::optional<std::array<std::int64_t, 3>> kv_tma_strides(const std::int64_t (&s
   return out;
 }
 
-// The warp-specialized kernel, its producer copying with TMA or with cp.async.
-template <class Traits, bool kTma, bool kOverlap>
+// The warp-specialized kernel, its producer copying with TMA or with cp.async; one CTA per
+// 128-row tile, or (persistent) one per SM walking the tiles.
+template <class Traits, bool kTma, bool kOverlap, bool kPersistent = false>
 cudaError_t launch_sm90_ws(const AttentionArgs& a, float scale, cudaStream_t stream) {
   using Element = typename Traits::Element;
   using Tma = std::conditional_t<kTma, attn::KvTma<Traits>, attn::NoTma>;
   constexpr auto kKernel = attn::attention_kernel_ws<Traits, Tma, kOverlap>;
   constexpr int kSmem = attn::WsShared<Traits>::kBytes;
   if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
-  const dim3 grid = grid_of(a, Traits::kBlockM);
+  const std::int64_t tiles = (a.Sq + Traits::kBlockM - 1) / Traits::kBlockM * a.Hq * a.B;
+  std::int64_t ctas = std::min(tiles, kMaxInt);
+  if constexpr (kPersistent) ctas = std::min<std::int64_t>(ctas, std::max(current_sm_count(), 1));
+  const dim3 grid(static_cast<unsigned>(ctas));
   if constexpr (kTma) {
     const auto ks = kv_tma_strides(a.k_strides, a), vs = kv_tma_strides(a.v_strides, a);
     if (!ks || !vs) return cudaErrorInvalidValue;
@@ -182,6 +205,7 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
   using Wide2 = attn::AttnTraits<T, kHeadDim, 128, 128, 2>;
   using Wide3 = attn::AttnTraits<T, kHeadDim, 128, 128, 3>;
   using Narrow2 = attn::AttnTraits<T, kHeadDim, 128, 64, 2>;
+  using Long2 = attn::AttnTraits<T, kHeadDim, 128, 176, 2>;
   switch (config) {
     case 0:
       return launch_sm90<Wide2, Variant::plain>(a, scale, stream);
@@ -204,13 +228,25 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
       return launch_sm90_ws<Wide2, true, true>(a, scale, stream);
     case 9:
       return launch_sm90_ws<Wide3, true, true>(a, scale, stream);
+    case 10:
+      return launch_sm90_ws<Long2, true, false>(a, scale, stream);
+    case 11:
+      return launch_sm90_ws<Long2, true, true>(a, scale, stream);
+    case 12:
+      return launch_sm90_ws<Wide2, true, false, true>(a, scale, stream);
+    case 13:
+      return launch_sm90_ws<Wide2, true, true, true>(a, scale, stream);
+    case 14:
+      return launch_sm90_ws<Long2, true, false, true>(a, scale, stream);
+    case 15:
+      return launch_sm90_ws<Long2, true, true, true>(a, scale, stream);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T>
 cudaError_t dispatch_sm90(const AttentionArgs& a, int config, float scale, cudaStream_t stream) {
-  static_assert(kNumAttnConfigs == 10, "add a case to dispatch_head_dim for every config");
+  static_assert(kNumAttnConfigs == 16, "add a case to dispatch_head_dim for every config");
   switch (a.D) {
     case 64:
       return dispatch_head_dim<T, 64>(a, config, scale, stream);

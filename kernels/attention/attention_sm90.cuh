@@ -41,7 +41,7 @@ struct AttnParams {
   const void* v;
   void* o;
   std::int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];  // (b, h, s), elements
-  int Hq, group, Sq, Skv;
+  int B, Hq, group, Sq, Skv;
   float scale_log2;  // softmax scale * log2(e)
   bool causal;
 };
@@ -113,6 +113,16 @@ __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// 2^x in one MUFU.EX2. exp2f compiles to ex2.approx.f32 without .ftz, which sm_90 expands to
+// three more instructions (scale subnormal inputs and outputs); softmax is issue-bound (about
+// 7 instructions per score beside the wgmma), and subnormal probabilities (< 2^-126) round to
+// 0 in f16/bf16 anyway, so flushing them changes no output.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // Loads rows [0, rows_valid) of a [kRows, D] tile (row stride `stride`) into `tile`; rows past
 // rows_valid become zeros (finite, so masked probabilities times them stay 0).
 // kUnrolled = false keeps the loop rolled (the producer warpgroup runs on 24 registers).
@@ -162,6 +172,48 @@ __device__ __forceinline__ void wgmma_pv(Mma& mma, TP& tOrP, const TV& tOrV, TO&
 #pragma unroll
   for (int kb = 0; kb < size<2>(tOrP); ++kb) cute::gemm(mma, tOrP(_, _, kb), tOrV(_, _, kb), tOrO);
   warpgroup_commit_batch();
+}
+
+// Masks keys past Skv and, causal, past each row's diagonal, in block (row0, col0) of S
+// (kBlockN keys); most blocks reach neither and return at once.
+template <int kBlockN, class TensorS, class TensorC>
+__device__ __forceinline__ void mask_block(TensorS& S, const TensorC& S_coord, int row0, int col0,
+                                           int Skv, bool causal) {
+  if (col0 + kBlockN <= Skv && !(causal && col0 + kBlockN - 1 > row0)) return;
+#pragma unroll
+  for (int r = 0; r < size<0>(S); ++r)
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) {
+      const int qi = row0 + get<0>(S_coord(r, c)), kj = col0 + get<1>(S_coord(r, c));
+      if (kj >= Skv || (causal && kj > qi)) S(r, c) = -INFINITY;
+    }
+}
+
+// Online softmax on one block: updates row_max, replaces S by exp2(S * scale_log2 - max) and
+// returns, per row, the factor that rescales the old O and row sum (row_sum is updated here).
+template <int kRows, class TensorS>
+__device__ __forceinline__ void softmax_block(TensorS& S, float (&row_max)[kRows],
+                                              float (&row_sum)[kRows], float (&correction)[kRows],
+                                              float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float mx = row_max[r];
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) mx = fmaxf(mx, S(r, c));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
+    correction[r] = exp2_ftz(row_max[r] * scale_log2 - base);
+    row_max[r] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int c = 0; c < size<1>(S); ++c) {
+      const float e = exp2_ftz(fmaf(S(r, c), scale_log2, -base));
+      S(r, c) = e;
+      sum += e;
+    }
+    row_sum[r] = row_sum[r] * correction[r] + sum;
+  }
 }
 
 template <class Traits>
@@ -234,12 +286,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
   constexpr int kRows = decltype(size<0>(S))::value;  // 2: rows r and r + 8 of the warp's 16
   static_assert(kRows == decltype(size<0>(O))::value, "S and O rows coincide");
 
-  float row_max[kRows], row_sum[kRows];
+  float row_max[kRows], row_sum[kRows], correction[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    row_max[r] = -INFINITY;
-    row_sum[r] = 0.f;
-  }
+  for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
 
   for (int j = 0; j < n_blocks; ++j) {
     const int stage = j % kStages;
@@ -253,41 +302,12 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     warpgroup_fence_operand(tSrS);
 
     // Mask keys past Skv and, causal, past each row's diagonal (only blocks that reach them).
-    const int col0 = j * kBlockN;
-    const bool needs_mask = col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0);
-    if (needs_mask) {
+    mask_block<kBlockN>(S, S_coord, row0, j * kBlockN, p.Skv, p.causal);
+    softmax_block(S, row_max, row_sum, correction, p.scale_log2);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < kRows; ++r)
 #pragma unroll
-        for (int c = 0; c < size<1>(S); ++c) {
-          const int qi = row0 + get<0>(S_coord(r, c)), kj = col0 + get<1>(S_coord(r, c));
-          if (kj >= p.Skv || (p.causal && kj > qi)) S(r, c) = -INFINITY;
-        }
-    }
-
-    // Online softmax: rows are spread over the 4 threads of a quad (lanes 4t..4t+3).
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      float mx = row_max[r];
-#pragma unroll
-      for (int c = 0; c < size<1>(S); ++c) mx = fmaxf(mx, S(r, c));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      // A row with every key masked so far keeps max -inf: use 0 so exp2 gives 0, not NaN.
-      const float base = mx == -INFINITY ? 0.f : mx * p.scale_log2;
-      const float correction = exp2f(row_max[r] * p.scale_log2 - base);
-      row_max[r] = mx;
-      float sum = 0.f;
-#pragma unroll
-      for (int c = 0; c < size<1>(S); ++c) {
-        const float e = exp2f(fmaf(S(r, c), p.scale_log2, -base));
-        S(r, c) = e;
-        sum += e;
-      }
-      row_sum[r] = row_sum[r] * correction + sum;  // quad-partial; reduced once at the end
-#pragma unroll
-      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction;
-    }
+      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
 
     // P in 16-bit, laid out as the A operand of the P V wgmma.
     Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
@@ -344,46 +364,6 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
 //   prologue: {Q, K0} V0 K1 V1 | S_0 | K2        end of iteration j: V_{j+2} K_{j+3}
 // so at the start of iteration j the groups after K_{j+1} are exactly V_{j+1}, K_{j+2}
 // (cp.async.wait_group 2 publishes K_{j+1} and V_j).
-
-// Masks keys past Skv and, causal, past each row's diagonal, in block (row0, col0) of S.
-template <class TensorS, class TensorC>
-__device__ __forceinline__ void mask_block(TensorS& S, const TensorC& S_coord, int row0, int col0,
-                                           int Skv, bool causal) {
-#pragma unroll
-  for (int r = 0; r < size<0>(S); ++r)
-#pragma unroll
-    for (int c = 0; c < size<1>(S); ++c) {
-      const int qi = row0 + get<0>(S_coord(r, c)), kj = col0 + get<1>(S_coord(r, c));
-      if (kj >= Skv || (causal && kj > qi)) S(r, c) = -INFINITY;
-    }
-}
-
-// Online softmax on one block: updates row_max, replaces S by exp2(S * scale_log2 - max) and
-// returns, per row, the factor that rescales the old O and row sum (row_sum is updated here).
-template <int kRows, class TensorS>
-__device__ __forceinline__ void softmax_block(TensorS& S, float (&row_max)[kRows],
-                                              float (&row_sum)[kRows], float (&correction)[kRows],
-                                              float scale_log2) {
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    float mx = row_max[r];
-#pragma unroll
-    for (int c = 0; c < size<1>(S); ++c) mx = fmaxf(mx, S(r, c));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
-    correction[r] = exp2f(row_max[r] * scale_log2 - base);
-    row_max[r] = mx;
-    float sum = 0.f;
-#pragma unroll
-    for (int c = 0; c < size<1>(S); ++c) {
-      const float e = exp2f(fmaf(S(r, c), scale_log2, -base));
-      S(r, c) = e;
-      sum += e;
-    }
-    row_sum[r] = row_sum[r] * correction[r] + sum;
-  }
-}
 
 template <class Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1)
@@ -462,9 +442,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     wgmma_pv(mma_pv, tOrP, thr_pv.partition_fragment_B(sVt(block)), tOrO);
   };
   auto mask_if_needed = [&](int block) {
-    const int col0 = block * kBlockN;
-    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
-      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
+    mask_block<kBlockN>(S, S_coord, row0, block * kBlockN, p.Skv, p.causal);
   };
   auto convert_p = [&] {
     Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
@@ -593,11 +571,28 @@ struct WsShared {
   static constexpr int kBytes = Traits::kSmemBytesWs + kBarrierBytes;
 };
 
-template <class Traits, bool kOverlap = false, class SK>
-__device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
-                                           typename Traits::Element* smem_v, std::uint64_t* full_k,
-                                           std::uint64_t* full_v, std::uint64_t* empty, SK sK,
-                                           int n_blocks, int row0, int h, int b);
+// The tiles of one launch of attention_kernel_ws: (128-row query block, q head, batch), numbered
+// with the query block fastest and, within a head, the longest causal rows first (the order the
+// non-persistent grid had). A CTA takes tiles blockIdx.x, + gridDim.x, ...: one tile each when
+// the grid has one CTA per tile, several when it has one per SM (persistent: the producer then
+// loads the next tile's K and V while the consumers finish the current one).
+struct WsTile {
+  int row0, h, b, n_blocks;  // n_blocks: key blocks this tile sees
+};
+template <int kBlockM, int kBlockN>
+__device__ __forceinline__ WsTile ws_tile(const AttnParams& p, std::int64_t t) {
+  const int m_blocks = (p.Sq + kBlockM - 1) / kBlockM;
+  WsTile tile;
+  tile.row0 = (m_blocks - 1 - static_cast<int>(t % m_blocks)) * kBlockM;
+  tile.h = static_cast<int>(t / m_blocks % p.Hq);
+  tile.b = static_cast<int>(t / m_blocks / p.Hq);
+  const int kv_end = p.causal ? min(p.Skv, tile.row0 + kBlockM) : p.Skv;
+  tile.n_blocks = (kv_end + kBlockN - 1) / kBlockN;
+  return tile;
+}
+__device__ __forceinline__ std::int64_t ws_num_tiles(const AttnParams& p, int block_m) {
+  return std::int64_t{(p.Sq + block_m - 1) / block_m} * p.Hq * p.B;
+}
 
 // The two consumer warpgroups of attention_kernel_ws (threads 0..255).
 //
@@ -607,11 +602,15 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 // P_{n-1} V_{n-1} is still on the tensor cores; O is rescaled by block n's correction only after
 // that product lands. Registers: S_n, P_{n-1} and O live at once (64 + 32 + 64 per thread at
 // D = 128), within the consumers' 240.
+//
+// Each consumer loads its own 64 rows of Q (only its wgmmas read them); once its last Q K^T of a
+// tile has landed it starts loading the next tile's rows, under the last P V and the epilogue.
+// The token keeps alternating across tiles (both consumers take the same number of turns per
+// tile), so consumer 0 always issues first.
 template <class Traits, bool kOverlap, class SK>
 __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
                                            typename Traits::Element* smem_v, std::uint64_t* full_k,
-                                           std::uint64_t* full_v, std::uint64_t* empty, SK sK,
-                                           int n_blocks, int row0, int h, int b) {
+                                           std::uint64_t* full_v, std::uint64_t* empty, SK sK) {
   using Element = typename Traits::Element;
   constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kStages = Traits::kStages;
   constexpr int kHeadDim = Traits::kHeadDim;
@@ -619,20 +618,23 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   const int consumer = threadIdx.x / 128;  // 0 or 1: rows [64 consumer, 64 consumer + 64)
   const int tid = threadIdx.x;             // 0..255 across both consumers
   const int ctid = tid % 128;              // within this consumer
-  const Element* q = static_cast<const Element*>(p.q) + b * p.q_stride[0] + h * p.q_stride[1] +
-                     (row0 + 64 * consumer) * p.q_stride[2];
-  Element* o =
-      static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
+  const std::int64_t n_tiles = ws_num_tiles(p, kBlockM);
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
-  {  // this consumer's 64 rows of Q
-    Tensor sQ_mine = local_tile(sQ, Shape<_64, Int<kHeadDim>>{}, make_coord(consumer, 0));
-    load_tile<Traits, 64, 128>(sQ_mine, q, p.q_stride[2], p.Sq - row0 - 64 * consumer, ctid);
+  Tensor sQ_mine = local_tile(sQ, Shape<_64, Int<kHeadDim>>{}, make_coord(consumer, 0));
+  auto load_q = [&](std::int64_t t) {  // this consumer's 64 rows of tile t's Q, one cp.async group
+    const WsTile tile = ws_tile<kBlockM, kBlockN>(p, t);
+    const int row = tile.row0 + 64 * consumer;
+    const Element* q = static_cast<const Element*>(p.q) + tile.b * p.q_stride[0] +
+                       tile.h * p.q_stride[1] + row * p.q_stride[2];
+    load_tile<Traits, 64, 128>(sQ_mine, q, p.q_stride[2], p.Sq - row, ctid);
     cp_async_commit();
-    cp_async_wait<0>();
-    fence_async_shared();
-    named_sync(3 + consumer, 128);
-  }
+  };
+  auto prefetch_q = [&](std::int64_t t) {  // after this consumer's last Q K^T of the tile
+    if (t + gridDim.x >= n_tiles) return;
+    named_sync(3 + consumer, 128);  // all 4 warps' wgmmas are done reading Q
+    load_q(t + gridDim.x);
+  };
 
   typename Traits::MmaQK mma_qk;
   typename Traits::MmaPV mma_pv;
@@ -642,34 +644,33 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   Tensor tSrS = partition_fragment_C(mma_qk, Shape<Int<kBlockM>, Int<kBlockN>>{});
   Tensor tOrO = partition_fragment_C(mma_pv, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
-  clear(tOrO);
   Tensor S = make_tensor(tSrS.data(), acc_rowcol(tSrS.layout()));
   Tensor O = make_tensor(tOrO.data(), acc_rowcol(tOrO.layout()));
   Tensor cS = thr_qk.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
   Tensor S_coord = make_tensor(cS.data(), acc_rowcol(cS.layout()));
+  Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+  Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
   constexpr int kRows = decltype(size<0>(S))::value;
   float row_max[kRows], row_sum[kRows], correction[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
 
   // The wgmma token: consumer c issues after bar 1 + c, then hands it to the other one.
   const int my_turn = 1 + consumer, their_turn = 2 - consumer;
   if (consumer == 1) named_arrive(1, 256);  // consumer 0 goes first
 
-  auto issue_qk = [&](int stage) {
-    wgmma_qk(mma_qk, tSrQ, thr_qk.partition_fragment_B(sK(stage)), tSrS);
+  int row0 = 0;
+  int consumed = 0;  // key blocks consumed in earlier tiles: the rings' running index
+  auto issue_qk = [&](int n) {
+    wgmma_qk(mma_qk, tSrQ, thr_qk.partition_fragment_B(sK((consumed + n) % kStages)), tSrS);
   };
-  auto issue_pv = [&](int stage) {
+  auto issue_pv = [&](int n) {
     wgmma_pv(mma_pv, tOrP,
-             thr_pv.partition_fragment_B(
-                 stage_tile<Traits, typename Traits::SmemLayoutVt>(smem_v, stage)),
+             thr_pv.partition_fragment_B(stage_tile<Traits, typename Traits::SmemLayoutVt>(
+                 smem_v, (consumed + n) % kStages)),
              tOrO);
   };
   auto softmax_of = [&](int n) {  // S of block n -> probabilities in S, correction[] for O
     warpgroup_fence_operand(tSrS);
-    const int col0 = n * kBlockN;
-    if (col0 + kBlockN > p.Skv || (p.causal && col0 + kBlockN - 1 > row0))
-      mask_block(S, S_coord, row0, col0, p.Skv, p.causal);
+    mask_block<kBlockN>(S, S_coord, row0, n * kBlockN, p.Skv, p.causal);
     softmax_block(S, row_max, row_sum, correction, p.scale_log2);
   };
   auto rescale_o_and_convert_p = [&] {  // after the last P V wgmma that read tOrP has landed
@@ -682,85 +683,102 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 #pragma unroll
     for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
   };
-  auto release = [&](int stage) {  // this warp is done with the stage's K and V
+  auto release = [&](int n) {  // this warp is done with block n's K and V
     __syncwarp();
-    if (threadIdx.x % 32 == 0) mbar_arrive(&empty[stage]);
+    if (threadIdx.x % 32 == 0) mbar_arrive(&empty[(consumed + n) % kStages]);
   };
   auto wait_full = [&](std::uint64_t* full, int n) {
-    mbar_wait(&full[n % kStages], (n / kStages) & 1);
+    const int i = consumed + n;
+    mbar_wait(&full[i % kStages], (i / kStages) & 1);
     fence_async_shared();
   };
 
-  if constexpr (!kOverlap) {
-    for (int n = 0; n < n_blocks; ++n) {
-      const int stage = n % kStages;
-      wait_full(full_k, n);
+  if (blockIdx.x < n_tiles) load_q(blockIdx.x);
+  for (std::int64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+    const WsTile tile = ws_tile<kBlockM, kBlockN>(p, t);
+    const int n_blocks = tile.n_blocks;
+    row0 = tile.row0;
+    cp_async_wait<0>();  // this tile's Q
+    fence_async_shared();
+    named_sync(3 + consumer, 128);
+    clear(tOrO);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.f;
+
+    if constexpr (!kOverlap) {
+      for (int n = 0; n < n_blocks; ++n) {
+        wait_full(full_k, n);
+        named_sync(my_turn, 256);
+        issue_qk(n);
+        named_arrive(their_turn, 256);
+        warpgroup_wait<0>();
+        if (n == n_blocks - 1) prefetch_q(t);
+        softmax_of(n);
+        rescale_o_and_convert_p();
+        wait_full(full_v, n);
+        named_sync(my_turn, 256);
+        issue_pv(n);
+        named_arrive(their_turn, 256);
+        warpgroup_wait<0>();
+        warpgroup_fence_operand(tOrO);
+        release(n);
+      }
+    } else {
+      wait_full(full_k, 0);
       named_sync(my_turn, 256);
-      issue_qk(stage);
+      issue_qk(0);
       named_arrive(their_turn, 256);
       warpgroup_wait<0>();
-      softmax_of(n);
-      rescale_o_and_convert_p();
-      wait_full(full_v, n);
+      if (n_blocks == 1) prefetch_q(t);
+      softmax_of(0);
+      rescale_o_and_convert_p();  // O is still 0: the rescale is a no-op
+      for (int n = 1; n < n_blocks; ++n) {
+        wait_full(full_k, n);
+        wait_full(full_v, n - 1);
+        named_sync(my_turn, 256);
+        issue_qk(n);
+        issue_pv(n - 1);
+        named_arrive(their_turn, 256);
+        warpgroup_wait<1>();  // S_n has landed; P_{n-1} V_{n-1} may still run
+        if (n == n_blocks - 1) prefetch_q(t);
+        softmax_of(n);
+        warpgroup_wait<0>();
+        warpgroup_fence_operand(tOrO);
+        release(n - 1);
+        rescale_o_and_convert_p();
+      }
+      wait_full(full_v, n_blocks - 1);
       named_sync(my_turn, 256);
-      issue_pv(stage);
+      issue_pv(n_blocks - 1);
       named_arrive(their_turn, 256);
       warpgroup_wait<0>();
       warpgroup_fence_operand(tOrO);
-      release(stage);
+      release(n_blocks - 1);
     }
-  } else {
-    wait_full(full_k, 0);
-    named_sync(my_turn, 256);
-    issue_qk(0);
-    named_arrive(their_turn, 256);
-    warpgroup_wait<0>();
-    softmax_of(0);
-    rescale_o_and_convert_p();  // O is still 0: the rescale is a no-op
-    for (int n = 1; n < n_blocks; ++n) {
-      const int prev = (n - 1) % kStages;
-      wait_full(full_k, n);
-      wait_full(full_v, n - 1);
-      named_sync(my_turn, 256);
-      issue_qk(n % kStages);
-      issue_pv(prev);
-      named_arrive(their_turn, 256);
-      warpgroup_wait<1>();  // S_n has landed; P_{n-1} V_{n-1} may still run
-      softmax_of(n);
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(tOrO);
-      release(prev);
-      rescale_o_and_convert_p();
+    consumed += n_blocks;
+
+    // Finish the row sums across the quad, normalize, store rows < Sq.
+    Element* o = static_cast<Element*>(p.o) + tile.b * p.o_stride[0] + tile.h * p.o_stride[1] +
+                 row0 * p.o_stride[2];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float sum = row_sum[r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = sum > 0.f ? 1.f / sum : 0.f;
+      const int row = get<0>(O_coord(r, 0));
+      if (row0 + row >= p.Sq) continue;
+      Element* orow = o + row * p.o_stride[2];
+#pragma unroll
+      for (int c = 0; c < size<1>(O); c += 2) {
+        const int col = get<1>(O_coord(r, c));
+        Element pair[2] = {static_cast<Element>(O(r, c) * inv),
+                           static_cast<Element>(O(r, c + 1) * inv)};
+        *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
+      }
     }
-    wait_full(full_v, n_blocks - 1);
-    named_sync(my_turn, 256);
-    issue_pv((n_blocks - 1) % kStages);
-    named_arrive(their_turn, 256);
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(tOrO);
-    release((n_blocks - 1) % kStages);
   }
   if (consumer == 0) named_sync(1, 256);  // take the token consumer 1 handed back last
-
-  Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
-  Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    const int row = get<0>(O_coord(r, 0));
-    if (row0 + row >= p.Sq) continue;
-    Element* orow = o + row * p.o_stride[2];
-#pragma unroll
-    for (int c = 0; c < size<1>(O); c += 2) {
-      const int col = get<1>(O_coord(r, c));
-      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
-                         static_cast<Element>(O(r, c + 1) * inv)};
-      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
-    }
-  }
 }
 
 // ---- the producers and the warp-specialized kernel ----------------------------------------
@@ -792,28 +810,44 @@ auto make_kv_tma(const typename Traits::Element* ptr, int S, int H, int B, std::
 template <class Traits>
 using KvTma = decltype(make_kv_tma<Traits>(nullptr, 1, 1, 1, 0, 0, 0));
 
+// Calls load(tile, n, stage) for key block n of every tile of this CTA, in the consumers'
+// order, each once the consumers have released that stage of the rings.
+template <class Traits, class Load>
+__device__ __forceinline__ void produce_each_block(const AttnParams& p, std::uint64_t* empty,
+                                                   Load load) {
+  constexpr int kStages = Traits::kStages;
+  const std::int64_t n_tiles = ws_num_tiles(p, Traits::kBlockM);
+  int i = 0;  // the rings' running index
+  for (std::int64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+    const WsTile tile = ws_tile<Traits::kBlockM, Traits::kBlockN>(p, t);
+    for (int n = 0; n < tile.n_blocks; ++n, ++i) {
+      const int stage = i % kStages;
+      mbar_wait(&empty[stage], ((i / kStages) & 1) ^ 1);  // passes at once in round 0
+      load(tile, n, stage);
+    }
+  }
+}
+
 // The producer of attention_kernel_ws with cp.async: every thread of warpgroup 2 copies its
 // share of each K and V tile and signals the stage's full barrier when its copies land.
 template <class Traits, class SK, class SV>
 __device__ __forceinline__ void produce_cp_async(const AttnParams& p, SK sK, SV sV,
                                                  std::uint64_t* full_k, std::uint64_t* full_v,
-                                                 std::uint64_t* empty, int n_blocks, int g, int b) {
+                                                 std::uint64_t* empty) {
   using Element = typename Traits::Element;
-  constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  constexpr int kBlockN = Traits::kBlockN;
   const int tid = threadIdx.x - 256;
-  const Element* k = static_cast<const Element*>(p.k) + b * p.k_stride[0] + g * p.k_stride[1];
-  const Element* v = static_cast<const Element*>(p.v) + b * p.v_stride[0] + g * p.v_stride[1];
-  for (int n = 0; n < n_blocks; ++n) {
-    const int stage = n % kStages, round = n / kStages;
-    mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
-    const int start = n * kBlockN;
-    load_tile<Traits, kBlockN, 128, false>(sK(stage), k + start * p.k_stride[2], p.k_stride[2],
-                                           p.Skv - start, tid);
+  produce_each_block<Traits>(p, empty, [&](const WsTile& tile, int n, int stage) {
+    const int g = tile.h / p.group, start = n * kBlockN;
+    const Element* k = static_cast<const Element*>(p.k) + tile.b * p.k_stride[0] +
+                       g * p.k_stride[1] + start * p.k_stride[2];
+    const Element* v = static_cast<const Element*>(p.v) + tile.b * p.v_stride[0] +
+                       g * p.v_stride[1] + start * p.v_stride[2];
+    load_tile<Traits, kBlockN, 128, false>(sK(stage), k, p.k_stride[2], p.Skv - start, tid);
     cp_async_arrive_noinc(&full_k[stage]);
-    load_tile<Traits, kBlockN, 128, false>(sV(stage), v + start * p.v_stride[2], p.v_stride[2],
-                                           p.Skv - start, tid);
+    load_tile<Traits, kBlockN, 128, false>(sV(stage), v, p.v_stride[2], p.Skv - start, tid);
     cp_async_arrive_noinc(&full_v[stage]);
-  }
+  });
   cp_async_wait<0>();
 }
 
@@ -821,21 +855,20 @@ __device__ __forceinline__ void produce_cp_async(const AttnParams& p, SK sK, SV 
 template <class Traits, class Tma, class SK, class SV>
 __device__ __forceinline__ void produce_tma(const AttnParams& p, const Tma& tma_k, const Tma& tma_v,
                                             SK sK, SV sV, std::uint64_t* full_k,
-                                            std::uint64_t* full_v, std::uint64_t* empty,
-                                            int n_blocks, int g, int b) {
+                                            std::uint64_t* full_v, std::uint64_t* empty) {
   using Element = typename Traits::Element;
-  constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
-  constexpr int kHeadDim = Traits::kHeadDim;
+  constexpr int kBlockN = Traits::kBlockN, kHeadDim = Traits::kHeadDim;
   if (threadIdx.x != 256) return;
-  const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, int(gridDim.z));
-  const auto tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
-  // (kBlockN, D, key block) views of this (batch, kv head)'s K and V
-  Tensor gK = local_tile(tma_k.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
-  Tensor gV = local_tile(tma_v.get_tma_tensor(kv_shape)(_, _, g, b), tile, make_coord(_, 0));
+  const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, p.B);
+  const auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
   constexpr auto kTileBytes = static_cast<std::uint32_t>(Traits::kTileKV * sizeof(Element));
-  for (int n = 0; n < n_blocks; ++n) {
-    const int stage = n % kStages, round = n / kStages;
-    mbar_wait(&empty[stage], (round & 1) ^ 1);  // passes at once in round 0
+  produce_each_block<Traits>(p, empty, [&](const WsTile& tile, int n, int stage) {
+    const int g = tile.h / p.group;
+    // (kBlockN, D, key block) views of this (batch, kv head)'s K and V
+    Tensor gK =
+        local_tile(tma_k.get_tma_tensor(kv_shape)(_, _, g, tile.b), kv_tile, make_coord(_, 0));
+    Tensor gV =
+        local_tile(tma_v.get_tma_tensor(kv_shape)(_, _, g, tile.b), kv_tile, make_coord(_, 0));
     auto [tKg, tKs] = tma_partition(tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK(stage)),
                                     group_modes<0, 2>(gK));
     mbar_arrive_expect_tx(&full_k[stage], kTileBytes);
@@ -844,7 +877,7 @@ __device__ __forceinline__ void produce_tma(const AttnParams& p, const Tma& tma_
                                     group_modes<0, 2>(gV));
     mbar_arrive_expect_tx(&full_v[stage], kTileBytes);
     copy(tma_v.with(full_v[stage]), tVg(_, n), tVs);
-  }
+  });
 }
 
 // Tma = NoTma: the cp.async producer; else the TMA copy type of K and V (KvTma<Traits>).
@@ -856,7 +889,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                         const __grid_constant__ Tma tma_v) {
   using Element = typename Traits::Element;
   constexpr bool kTma = !std::is_same_v<Tma, NoTma>;
-  constexpr int kBlockN = Traits::kBlockN, kStages = Traits::kStages;
+  constexpr int kStages = Traits::kStages;
   static_assert(Traits::kBlockM == 128, "two consumer warpgroups of 64 rows");
   extern __shared__ __align__(1024) unsigned char smem[];
   Element* smem_q = reinterpret_cast<Element*>(smem);
@@ -865,12 +898,6 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   std::uint64_t* full_k = reinterpret_cast<std::uint64_t*>(smem + Traits::kSmemBytesWs);
   std::uint64_t* full_v = full_k + kStages;
   std::uint64_t* empty = full_v + kStages;
-
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z, g = h / p.group;
-  const int row0 = m_block * Traits::kBlockM;
-  const int kv_end = p.causal ? min(p.Skv, row0 + Traits::kBlockM) : p.Skv;
-  const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -894,12 +921,11 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   if (threadIdx.x >= 256) {  // ---- producer warpgroup
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
     if constexpr (kTma)
-      produce_tma<Traits>(p, tma_k, tma_v, sK, sV, full_k, full_v, empty, n_blocks, g, b);
+      produce_tma<Traits>(p, tma_k, tma_v, sK, sV, full_k, full_v, empty);
     else
-      produce_cp_async<Traits>(p, sK, sV, full_k, full_v, empty, n_blocks, g, b);
+      produce_cp_async<Traits>(p, sK, sV, full_k, full_v, empty);
   } else {
-    consume_ws<Traits, kOverlap>(p, smem_q, smem_v, full_k, full_v, empty, sK, n_blocks, row0, h,
-                                 b);
+    consume_ws<Traits, kOverlap>(p, smem_q, smem_v, full_k, full_v, empty, sK);
   }
 }
 

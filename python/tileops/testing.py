@@ -101,6 +101,9 @@ CASES: dict[str, list[Case]] = {
         Case({"B": 3, "Hq": 8, "Hkv": 2, "Sq": 1, "Skv": 300, "D": 128}),
         Case({"B": 2, "Hq": 8, "Hkv": 2, "Sq": 5, "Skv": 77, "D": 64}),  # 4 heads packed: 20 rows
         Case({"B": 1, "Hq": 4, "Hkv": 4, "Sq": 257, "Skv": 257, "D": 128}, {"is_causal": True}),
+        # 140 query tiles of 1 to 5 key blocks: more than one per SM (132 on the H100 and H200),
+        # so persistent CTAs walk two tiles of different lengths, their rings running across both
+        Case({"B": 1, "Hq": 28, "Hkv": 4, "Sq": 520, "Skv": 520, "D": 128}, {"is_causal": True}),
     ],
 }
 
