@@ -35,7 +35,7 @@ namespace {
 //      non-causal D = 128: fewer, longer blocks amortize each block's row max, sum, rescale of O
 //      and barrier round trips; 208 KiB of shared memory at D = 128)
 //  11: as 10, consumers overlapped
-//  12-15: 6, 8, 10, 11 persistent: one CTA per SM walks the tiles (the producer loads the next
+//  12-15: 9, 8, 10, 11 persistent: one CTA per SM walks the tiles (the producer loads the next
 //      tile's K and V, each consumer its next Q rows, while the current tile's last P V and
 //      output stores run), instead of one CTA per tile
 // H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06, exp2 with .ftz), configs
@@ -66,7 +66,7 @@ constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {
     "overlapped TMA 128x128 3 stages",
     "warp-specialized TMA 128x176 2 stages",
     "overlapped TMA 128x176 2 stages",
-    "persistent TMA 128x128 2 stages",
+    "persistent overlapped TMA 128x128 3 stages",
     "persistent overlapped TMA 128x128 2 stages",
     "persistent TMA 128x176 2 stages",
     "persistent overlapped TMA 128x176 2 stages"};
@@ -117,6 +117,7 @@ attn::AttnParams params_of(const AttentionArgs& a, float scale) {
   p.Skv = static_cast<int>(a.Skv);
   p.scale_log2 = scale * 1.4426950408889634f;
   p.causal = a.is_causal;
+  p.tile_section = static_cast<int>(attn::ws_tile_section(a.B, a.Hq, p.group, a.Skv, a.D));
   return p;
 }
 
@@ -233,7 +234,7 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
     case 11:
       return launch_sm90_ws<Long2, true, true>(a, scale, stream);
     case 12:
-      return launch_sm90_ws<Wide2, true, false, true>(a, scale, stream);
+      return launch_sm90_ws<Wide3, true, true, true>(a, scale, stream);
     case 13:
       return launch_sm90_ws<Wide2, true, true, true>(a, scale, stream);
     case 14:

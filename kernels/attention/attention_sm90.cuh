@@ -31,6 +31,8 @@
 #include "cute/atom/copy_traits_sm90_tma.hpp"
 #include "cutlass/numeric_types.h"
 
+#include "attention/attention_tiles.hpp"
+
 namespace ts::kernels::attn {
 
 using namespace cute;
@@ -42,6 +44,7 @@ struct AttnParams {
   void* o;
   std::int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];  // (b, h, s), elements
   int B, Hq, group, Sq, Skv;
+  int tile_section;  // query heads per section of the warp-specialized tile order (ws_tile)
   float scale_log2;  // softmax scale * log2(e)
   bool causal;
 };
@@ -530,7 +533,11 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 //
 //   full_k[s], full_v[s]: cp.async: 128 producer arrivals (one per thread, when its copies have
 //                         landed); TMA: 1 arrival with the tile's byte count + the transactions
-//   empty[s]:             8 consumer arrivals (lane 0 of each consumer warp, after its P V)
+//   empty_k[s]:           8 consumer arrivals (lane 0 of each consumer warp, once its Q K^T
+//                         has landed), empty_v[s] likewise after its P V: K and V are separate
+//                         rings, so a K stage refills while the P V that follows still reads V
+//                         (with 2 stages and the overlapped schedule, one shared release after
+//                         P V left the producer a block behind)
 //   named barriers 1, 2:  the wgmma token of consumer 0, 1;  3, 4: Q loaded, per consumer
 
 __device__ __forceinline__ void named_sync(int id, int threads) {
@@ -567,31 +574,12 @@ constexpr int kWsThreads = 384;
 template <class Traits>
 struct WsShared {
   static constexpr int kStages = Traits::kStages;
-  static constexpr int kBarrierBytes = 3 * kStages * 8;
+  static constexpr int kBarrierBytes = 4 * kStages * 8;  // full_k, full_v, empty_k, empty_v
   static constexpr int kBytes = Traits::kSmemBytesWs + kBarrierBytes;
 };
 
-// The tiles of one launch of attention_kernel_ws: (128-row query block, q head, batch), numbered
-// with the query block fastest and, within a head, the longest causal rows first (the order the
-// non-persistent grid had). A CTA takes tiles blockIdx.x, + gridDim.x, ...: one tile each when
-// the grid has one CTA per tile, several when it has one per SM (persistent: the producer then
-// loads the next tile's K and V while the consumers finish the current one).
-struct WsTile {
-  int row0, h, b, n_blocks;  // n_blocks: key blocks this tile sees
-};
-template <int kBlockM, int kBlockN>
-__device__ __forceinline__ WsTile ws_tile(const AttnParams& p, std::int64_t t) {
-  const int m_blocks = (p.Sq + kBlockM - 1) / kBlockM;
-  WsTile tile;
-  tile.row0 = (m_blocks - 1 - static_cast<int>(t % m_blocks)) * kBlockM;
-  tile.h = static_cast<int>(t / m_blocks % p.Hq);
-  tile.b = static_cast<int>(t / m_blocks / p.Hq);
-  const int kv_end = p.causal ? min(p.Skv, tile.row0 + kBlockM) : p.Skv;
-  tile.n_blocks = (kv_end + kBlockN - 1) / kBlockN;
-  return tile;
-}
-__device__ __forceinline__ std::int64_t ws_num_tiles(const AttnParams& p, int block_m) {
-  return std::int64_t{(p.Sq + block_m - 1) / block_m} * p.Hq * p.B;
+__device__ __forceinline__ TileShape tile_shape(const AttnParams& p) {
+  return {p.B, p.Hq, p.Sq, p.Skv, p.causal, p.tile_section};
 }
 
 // The two consumer warpgroups of attention_kernel_ws (threads 0..255).
@@ -610,7 +598,8 @@ __device__ __forceinline__ std::int64_t ws_num_tiles(const AttnParams& p, int bl
 template <class Traits, bool kOverlap, class SK>
 __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits::Element* smem_q,
                                            typename Traits::Element* smem_v, std::uint64_t* full_k,
-                                           std::uint64_t* full_v, std::uint64_t* empty, SK sK) {
+                                           std::uint64_t* full_v, std::uint64_t* empty_k,
+                                           std::uint64_t* empty_v, SK sK) {
   using Element = typename Traits::Element;
   constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kStages = Traits::kStages;
   constexpr int kHeadDim = Traits::kHeadDim;
@@ -618,12 +607,13 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   const int consumer = threadIdx.x / 128;  // 0 or 1: rows [64 consumer, 64 consumer + 64)
   const int tid = threadIdx.x;             // 0..255 across both consumers
   const int ctid = tid % 128;              // within this consumer
-  const std::int64_t n_tiles = ws_num_tiles(p, kBlockM);
+  const TileShape tiles = tile_shape(p);
+  const std::int64_t n_tiles = ws_num_tiles(tiles, kBlockM);
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
   Tensor sQ_mine = local_tile(sQ, Shape<_64, Int<kHeadDim>>{}, make_coord(consumer, 0));
   auto load_q = [&](std::int64_t t) {  // this consumer's 64 rows of tile t's Q, one cp.async group
-    const WsTile tile = ws_tile<kBlockM, kBlockN>(p, t);
+    const WsTile tile = ws_tile(tiles, kBlockM, kBlockN, t);
     const int row = tile.row0 + 64 * consumer;
     const Element* q = static_cast<const Element*>(p.q) + tile.b * p.q_stride[0] +
                        tile.h * p.q_stride[1] + row * p.q_stride[2];
@@ -683,7 +673,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 #pragma unroll
     for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
   };
-  auto release = [&](int n) {  // this warp is done with block n's K and V
+  auto release = [&](std::uint64_t* empty, int n) {  // this warp is done with block n's K or V
     __syncwarp();
     if (threadIdx.x % 32 == 0) mbar_arrive(&empty[(consumed + n) % kStages]);
   };
@@ -695,7 +685,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 
   if (blockIdx.x < n_tiles) load_q(blockIdx.x);
   for (std::int64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-    const WsTile tile = ws_tile<kBlockM, kBlockN>(p, t);
+    const WsTile tile = ws_tile(tiles, kBlockM, kBlockN, t);
     const int n_blocks = tile.n_blocks;
     row0 = tile.row0;
     cp_async_wait<0>();  // this tile's Q
@@ -712,6 +702,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
         issue_qk(n);
         named_arrive(their_turn, 256);
         warpgroup_wait<0>();
+        release(empty_k, n);
         if (n == n_blocks - 1) prefetch_q(t);
         softmax_of(n);
         rescale_o_and_convert_p();
@@ -721,7 +712,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
         named_arrive(their_turn, 256);
         warpgroup_wait<0>();
         warpgroup_fence_operand(tOrO);
-        release(n);
+        release(empty_v, n);
       }
     } else {
       wait_full(full_k, 0);
@@ -729,6 +720,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
       issue_qk(0);
       named_arrive(their_turn, 256);
       warpgroup_wait<0>();
+      release(empty_k, 0);
       if (n_blocks == 1) prefetch_q(t);
       softmax_of(0);
       rescale_o_and_convert_p();  // O is still 0: the rescale is a no-op
@@ -740,11 +732,12 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
         issue_pv(n - 1);
         named_arrive(their_turn, 256);
         warpgroup_wait<1>();  // S_n has landed; P_{n-1} V_{n-1} may still run
+        release(empty_k, n);
         if (n == n_blocks - 1) prefetch_q(t);
         softmax_of(n);
         warpgroup_wait<0>();
         warpgroup_fence_operand(tOrO);
-        release(n - 1);
+        release(empty_v, n - 1);
         rescale_o_and_convert_p();
       }
       wait_full(full_v, n_blocks - 1);
@@ -753,7 +746,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
       named_arrive(their_turn, 256);
       warpgroup_wait<0>();
       warpgroup_fence_operand(tOrO);
-      release(n_blocks - 1);
+      release(empty_v, n_blocks - 1);
     }
     consumed += n_blocks;
 
@@ -810,20 +803,24 @@ auto make_kv_tma(const typename Traits::Element* ptr, int S, int H, int B, std::
 template <class Traits>
 using KvTma = decltype(make_kv_tma<Traits>(nullptr, 1, 1, 1, 0, 0, 0));
 
-// Calls load(tile, n, stage) for key block n of every tile of this CTA, in the consumers'
-// order, each once the consumers have released that stage of the rings.
-template <class Traits, class Load>
-__device__ __forceinline__ void produce_each_block(const AttnParams& p, std::uint64_t* empty,
-                                                   Load load) {
+// For key block n of every tile of this CTA, in the consumers' order: load_k(tile, n, stage)
+// once the consumers have released that stage of the K ring, then load_v(...) likewise for V.
+template <class Traits, class LoadK, class LoadV>
+__device__ __forceinline__ void produce_each_block(const AttnParams& p, std::uint64_t* empty_k,
+                                                   std::uint64_t* empty_v, LoadK load_k,
+                                                   LoadV load_v) {
   constexpr int kStages = Traits::kStages;
-  const std::int64_t n_tiles = ws_num_tiles(p, Traits::kBlockM);
+  const TileShape tiles = tile_shape(p);
+  const std::int64_t n_tiles = ws_num_tiles(tiles, Traits::kBlockM);
   int i = 0;  // the rings' running index
   for (std::int64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-    const WsTile tile = ws_tile<Traits::kBlockM, Traits::kBlockN>(p, t);
+    const WsTile tile = ws_tile(tiles, Traits::kBlockM, Traits::kBlockN, t);
     for (int n = 0; n < tile.n_blocks; ++n, ++i) {
-      const int stage = i % kStages;
-      mbar_wait(&empty[stage], ((i / kStages) & 1) ^ 1);  // passes at once in round 0
-      load(tile, n, stage);
+      const int stage = i % kStages, parity = ((i / kStages) & 1) ^ 1;  // round 0 passes at once
+      mbar_wait(&empty_k[stage], parity);
+      load_k(tile, n, stage);
+      mbar_wait(&empty_v[stage], parity);
+      load_v(tile, n, stage);
     }
   }
 }
@@ -833,21 +830,27 @@ __device__ __forceinline__ void produce_each_block(const AttnParams& p, std::uin
 template <class Traits, class SK, class SV>
 __device__ __forceinline__ void produce_cp_async(const AttnParams& p, SK sK, SV sV,
                                                  std::uint64_t* full_k, std::uint64_t* full_v,
-                                                 std::uint64_t* empty) {
+                                                 std::uint64_t* empty_k, std::uint64_t* empty_v) {
   using Element = typename Traits::Element;
   constexpr int kBlockN = Traits::kBlockN;
   const int tid = threadIdx.x - 256;
-  produce_each_block<Traits>(p, empty, [&](const WsTile& tile, int n, int stage) {
-    const int g = tile.h / p.group, start = n * kBlockN;
-    const Element* k = static_cast<const Element*>(p.k) + tile.b * p.k_stride[0] +
-                       g * p.k_stride[1] + start * p.k_stride[2];
-    const Element* v = static_cast<const Element*>(p.v) + tile.b * p.v_stride[0] +
-                       g * p.v_stride[1] + start * p.v_stride[2];
-    load_tile<Traits, kBlockN, 128, false>(sK(stage), k, p.k_stride[2], p.Skv - start, tid);
-    cp_async_arrive_noinc(&full_k[stage]);
-    load_tile<Traits, kBlockN, 128, false>(sV(stage), v, p.v_stride[2], p.Skv - start, tid);
-    cp_async_arrive_noinc(&full_v[stage]);
-  });
+  // rows [n kBlockN, n kBlockN + kBlockN) of this tile's (batch, kv head) of K or V into `dst`
+  auto load = [&](auto dst, const void* base, const std::int64_t* stride, const WsTile& tile, int n,
+                  std::uint64_t* full) {
+    const int start = n * kBlockN;
+    const Element* g = static_cast<const Element*>(base) + tile.b * stride[0] +
+                       tile.h / p.group * stride[1] + start * stride[2];
+    load_tile<Traits, kBlockN, 128, false>(dst, g, stride[2], p.Skv - start, tid);
+    cp_async_arrive_noinc(full);
+  };
+  produce_each_block<Traits>(
+      p, empty_k, empty_v,
+      [&](const WsTile& tile, int n, int stage) {
+        load(sK(stage), p.k, p.k_stride, tile, n, &full_k[stage]);
+      },
+      [&](const WsTile& tile, int n, int stage) {
+        load(sV(stage), p.v, p.v_stride, tile, n, &full_v[stage]);
+      });
   cp_async_wait<0>();
 }
 
@@ -855,29 +858,32 @@ __device__ __forceinline__ void produce_cp_async(const AttnParams& p, SK sK, SV 
 template <class Traits, class Tma, class SK, class SV>
 __device__ __forceinline__ void produce_tma(const AttnParams& p, const Tma& tma_k, const Tma& tma_v,
                                             SK sK, SV sV, std::uint64_t* full_k,
-                                            std::uint64_t* full_v, std::uint64_t* empty) {
+                                            std::uint64_t* full_v, std::uint64_t* empty_k,
+                                            std::uint64_t* empty_v) {
   using Element = typename Traits::Element;
   constexpr int kBlockN = Traits::kBlockN, kHeadDim = Traits::kHeadDim;
   if (threadIdx.x != 256) return;
   const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, p.B);
   const auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
   constexpr auto kTileBytes = static_cast<std::uint32_t>(Traits::kTileKV * sizeof(Element));
-  produce_each_block<Traits>(p, empty, [&](const WsTile& tile, int n, int stage) {
-    const int g = tile.h / p.group;
-    // (kBlockN, D, key block) views of this (batch, kv head)'s K and V
-    Tensor gK =
-        local_tile(tma_k.get_tma_tensor(kv_shape)(_, _, g, tile.b), kv_tile, make_coord(_, 0));
-    Tensor gV =
-        local_tile(tma_v.get_tma_tensor(kv_shape)(_, _, g, tile.b), kv_tile, make_coord(_, 0));
-    auto [tKg, tKs] = tma_partition(tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK(stage)),
-                                    group_modes<0, 2>(gK));
-    mbar_arrive_expect_tx(&full_k[stage], kTileBytes);
-    copy(tma_k.with(full_k[stage]), tKg(_, n), tKs);
-    auto [tVg, tVs] = tma_partition(tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV(stage)),
-                                    group_modes<0, 2>(gV));
-    mbar_arrive_expect_tx(&full_v[stage], kTileBytes);
-    copy(tma_v.with(full_v[stage]), tVg(_, n), tVs);
-  });
+  // key block n of this tile's (batch, kv head) of K or V into `dst`, completing `full`
+  auto load = [&](const Tma& tma, auto dst, const WsTile& tile, int n, std::uint64_t* full) {
+    // (kBlockN, D, key block) view of this (batch, kv head)
+    Tensor g = local_tile(tma.get_tma_tensor(kv_shape)(_, _, tile.h / p.group, tile.b), kv_tile,
+                          make_coord(_, 0));
+    auto [tg, ts] =
+        tma_partition(tma, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(dst), group_modes<0, 2>(g));
+    mbar_arrive_expect_tx(full, kTileBytes);
+    copy(tma.with(*full), tg(_, n), ts);
+  };
+  produce_each_block<Traits>(
+      p, empty_k, empty_v,
+      [&](const WsTile& tile, int n, int stage) {
+        load(tma_k, sK(stage), tile, n, &full_k[stage]);
+      },
+      [&](const WsTile& tile, int n, int stage) {
+        load(tma_v, sV(stage), tile, n, &full_v[stage]);
+      });
 }
 
 // Tma = NoTma: the cp.async producer; else the TMA copy type of K and V (KvTma<Traits>).
@@ -897,13 +903,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   Element* smem_v = smem_k + kStages * Traits::kTileKV;
   std::uint64_t* full_k = reinterpret_cast<std::uint64_t*>(smem + Traits::kSmemBytesWs);
   std::uint64_t* full_v = full_k + kStages;
-  std::uint64_t* empty = full_v + kStages;
+  std::uint64_t* empty_k = full_v + kStages;
+  std::uint64_t* empty_v = empty_k + kStages;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_k[s], kTma ? 1 : 128);
       mbar_init(&full_v[s], kTma ? 1 : 128);
-      mbar_init(&empty[s], 8);
+      mbar_init(&empty_k[s], 8);
+      mbar_init(&empty_v[s], 8);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -921,11 +929,11 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   if (threadIdx.x >= 256) {  // ---- producer warpgroup
     asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::);
     if constexpr (kTma)
-      produce_tma<Traits>(p, tma_k, tma_v, sK, sV, full_k, full_v, empty);
+      produce_tma<Traits>(p, tma_k, tma_v, sK, sV, full_k, full_v, empty_k, empty_v);
     else
-      produce_cp_async<Traits>(p, sK, sV, full_k, full_v, empty);
+      produce_cp_async<Traits>(p, sK, sV, full_k, full_v, empty_k, empty_v);
   } else {
-    consume_ws<Traits, kOverlap>(p, smem_q, smem_v, full_k, full_v, empty, sK);
+    consume_ws<Traits, kOverlap>(p, smem_q, smem_v, full_k, full_v, empty_k, empty_v, sK);
   }
 }
 

@@ -4,10 +4,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "attention/attention.hpp"
 #include "attention/attention_pack.hpp"
+#include "attention/attention_tiles.hpp"
 #include "common/host_convert.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_configs.hpp"
@@ -192,6 +195,37 @@ TEST(AttentionPack, PackedArgsComputeTheSameAttention) {
     attention_reference(packed);
     EXPECT_EQ(o, o_packed) << l.name;
     EXPECT_NE(o, std::vector<std::uint8_t>(o.size(), 0)) << l.name;
+  }
+}
+
+TEST(AttentionTiles, EveryTileOnceLongestFirstWithinEachSection) {
+  // (B, Hq, group, Sq, Skv, causal, D): Llama-3-8B 2k causal (one section), an MHA whose K and V
+  // overflow one section, a ragged last query block, Sq != Skv, a ragged last section.
+  const std::tuple<int, int, int, int, int, bool, int> shapes[] = {
+      {4, 32, 4, 2048, 2048, true, 128}, {4, 32, 1, 8192, 8192, true, 128},
+      {3, 5, 1, 300, 300, true, 64},     {2, 8, 2, 130, 200, false, 128},
+      {1, 28, 7, 520, 520, true, 128},   {1, 20, 1, 8192, 8192, true, 128}};
+  for (const auto& [B, Hq, group, Sq, Skv, causal, D] : shapes) {
+    const int section = static_cast<int>(attn::ws_tile_section(B, Hq, group, Skv, D));
+    SCOPED_TRACE(testing::Message() << B << "x" << Hq << " Sq " << Sq << " section " << section);
+    EXPECT_LE(std::int64_t{section} / group * 2 * Skv * D * 2, std::int64_t{32} << 20);
+    const attn::TileShape shape{B, Hq, Sq, Skv, causal, section};
+    const std::int64_t n = attn::ws_num_tiles(shape, 128);
+    std::set<std::tuple<int, int, int>> seen;
+    int prev_len = 1 << 30, prev_section = 0;
+    for (std::int64_t t = 0; t < n; ++t) {
+      const attn::WsTile tile = attn::ws_tile(shape, 128, 128, t);
+      ASSERT_TRUE(tile.row0 >= 0 && tile.row0 < Sq && tile.row0 % 128 == 0);
+      ASSERT_TRUE(tile.h >= 0 && tile.h < Hq && tile.b >= 0 && tile.b < B);
+      EXPECT_EQ(tile.n_blocks, ((causal ? std::min(Skv, tile.row0 + 128) : Skv) + 127) / 128);
+      EXPECT_TRUE(seen.insert({tile.row0, tile.h, tile.b}).second) << "tile " << t << " twice";
+      const int sec = (tile.b * Hq + tile.h) / section;
+      EXPECT_GE(sec, prev_section);  // sections in order
+      if (sec != prev_section) prev_len = 1 << 30;
+      EXPECT_LE(tile.n_blocks, prev_len) << "tile " << t;  // longest first within a section
+      prev_len = tile.n_blocks, prev_section = sec;
+    }
+    EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n);
   }
 }
 
