@@ -29,30 +29,28 @@ namespace {
 //   6: warp-specialized with TMA loads (one producer thread), 128 x 128, 2 stages
 //   7: warp-specialized with TMA loads, 128 x 128, 3 stages
 //   8: warp-specialized with TMA loads, consumers overlapped (softmax of block n under the P V
-//      wgmma of block n - 1: FlashAttention-3's schedule), 128 x 128, 2 stages
-//   9: as 8, 3 stages   (default)
-//  10: warp-specialized with TMA loads, 128 x 176, 2 stages (FlashAttention-3's tile for
-//      non-causal D = 128: fewer, longer blocks amortize each block's row max, sum, rescale of O
-//      and barrier round trips; 208 KiB of shared memory at D = 128)
-//  11: as 10, consumers overlapped
-//  12-15: 9, 8, 10, 11 persistent: one CTA per SM walks the tiles (the producer loads the next
-//      tile's K and V, each consumer its next Q rows, while the current tile's last P V and
-//      output stores run), instead of one CTA per tile
-// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06, exp2 with .ftz), configs
-// 0/4/6/8/9/10/11/12/13:
-//   Llama-3-8B prefill 8k causal  1519 / 2007 / 1003 / 1204 /  912 / 1439 / 1761 / 1006 / 1191
-//   Llama-3-70B prefill 4k causal 1576 / 2012 / 1057 / 1287 / 1039 / 1620 / 1806 / 1120 / 1287
-//   Llama-3-8B prefill 2k causal   461 /  576 /  322 /  354 /  297 /  456 /  521 /  347 /  382
-//   MHA 2k non-causal              769 /  977 /  512 /  622 /  478 /  725 /  921 /  524 /  625
-//   Llama-3-8B decode 4k           95.2 / 125 / 95.1 / 99.1 / 95.0 / 101 /  124 / 94.6 / 98.8
-// so TMA takes a third off the plain kernel and 9 is the fastest on every prefill row (decode is
-// memory-bound: all TMA configs within 1%). The 128 x 176 and persistent configs lose here and
-// are kept for measurement. D = 64 takes the same default unmeasured (every config passes the
-// contract tests there). ptxas -v (nvcc 13.0): at D = 128, 2 spills 140 bytes (255 registers);
-// the warp-specialized kernels compile to 168 registers at entry (65536 / 384 threads), the
-// consumers taking 240 after setmaxnreg.
-constexpr int kNumAttnConfigs = 16;
-constexpr int kDefaultConfig = 9, kDefaultConfigNoTma = 0;
+//      wgmma of block n - 1: FlashAttention-3's schedule), 128 x 128, 2 stages   (default)
+//   9: as 8, 3 stages
+//  10, 11: 9, 8 persistent: one CTA per SM walks the tiles (the producer loads the next tile's K
+//      and V, each consumer its next Q rows, while the current tile's last P V and output stores
+//      run), instead of one CTA per tile
+// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06; K and V in separate rings,
+// causal tiles longest first), configs 0/4/6/7/8/9/10/11:
+//   Llama-3-8B prefill 8k causal  1534 / 1883 / 935 / 947 / 876 / 1000 / 934 / 948
+//   Llama-3-70B prefill 4k causal 1560 / 2033 / 1031 / 1045 / 968 / 1164 / 964 / 992
+//   Llama-3-8B prefill 2k causal   461 /  563 / 313 / 317 / 299 /  301 / 283 / 281
+//   Llama-3-8B decode 4k           95 /  128 /  94 /  97 /  94 /   95 /  95 /  95
+// MHA 2k non-causal (before its tiles went back to query blocks fastest: one run earlier,
+// configs 6-9, 11: 513 / 513 / 472 / 471 / 467). So TMA takes a third off the plain kernel, 8 is
+// within 6% of the best everywhere, persistence pays on short causal tiles (2k: 281 against 299).
+// Tried and dropped: 128 x 176 tiles (FlashAttention-3's non-causal D = 128 tile), 2 stages in
+// sequence and overlapped, plain and persistent: 1404-1640 us on the 8k row, 796-868 on MHA 2k.
+// D = 64 takes the same default unmeasured (every config passes the contract tests there).
+// ptxas -v (nvcc 13.0): at D = 128, 2 spills 140 bytes (255 registers); the warp-specialized
+// kernels compile to 168 registers at entry (65536 / 384 threads), the consumers taking 240 after
+// setmaxnreg, without spills.
+constexpr int kNumAttnConfigs = 12;
+constexpr int kDefaultConfig = 8, kDefaultConfigNoTma = 0;
 constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {
     "plain 128x128",
     "plain 128x64",
@@ -64,12 +62,8 @@ constexpr const char* kAttnConfigNames[kNumAttnConfigs] = {
     "warp-specialized TMA 128x128 3 stages",
     "overlapped TMA 128x128 2 stages",
     "overlapped TMA 128x128 3 stages",
-    "warp-specialized TMA 128x176 2 stages",
-    "overlapped TMA 128x176 2 stages",
     "persistent overlapped TMA 128x128 3 stages",
-    "persistent overlapped TMA 128x128 2 stages",
-    "persistent TMA 128x176 2 stages",
-    "persistent overlapped TMA 128x176 2 stages"};
+    "persistent overlapped TMA 128x128 2 stages"};
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
@@ -117,7 +111,11 @@ attn::AttnParams params_of(const AttentionArgs& a, float scale) {
   p.Skv = static_cast<int>(a.Skv);
   p.scale_log2 = scale * 1.4426950408889634f;
   p.causal = a.is_causal;
-  p.tile_section = static_cast<int>(attn::ws_tile_section(a.B, a.Hq, p.group, a.Skv, a.D));
+  // Causal tiles longest first, in L2-sized sections of heads; non-causal ones (all of one
+  // length) with query blocks fastest, so the CTAs running at once share fewer heads' K and V
+  // (MHA 2k on the H100: 467 us in this order, 498 in sections of 32 heads).
+  p.tile_section =
+      a.is_causal ? static_cast<int>(attn::ws_tile_section(a.B, a.Hq, p.group, a.Skv, a.D)) : 1;
   return p;
 }
 
@@ -206,7 +204,6 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
   using Wide2 = attn::AttnTraits<T, kHeadDim, 128, 128, 2>;
   using Wide3 = attn::AttnTraits<T, kHeadDim, 128, 128, 3>;
   using Narrow2 = attn::AttnTraits<T, kHeadDim, 128, 64, 2>;
-  using Long2 = attn::AttnTraits<T, kHeadDim, 128, 176, 2>;
   switch (config) {
     case 0:
       return launch_sm90<Wide2, Variant::plain>(a, scale, stream);
@@ -230,24 +227,16 @@ cudaError_t dispatch_head_dim(const AttentionArgs& a, int config, float scale,
     case 9:
       return launch_sm90_ws<Wide3, true, true>(a, scale, stream);
     case 10:
-      return launch_sm90_ws<Long2, true, false>(a, scale, stream);
-    case 11:
-      return launch_sm90_ws<Long2, true, true>(a, scale, stream);
-    case 12:
       return launch_sm90_ws<Wide3, true, true, true>(a, scale, stream);
-    case 13:
+    case 11:
       return launch_sm90_ws<Wide2, true, true, true>(a, scale, stream);
-    case 14:
-      return launch_sm90_ws<Long2, true, false, true>(a, scale, stream);
-    case 15:
-      return launch_sm90_ws<Long2, true, true, true>(a, scale, stream);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T>
 cudaError_t dispatch_sm90(const AttentionArgs& a, int config, float scale, cudaStream_t stream) {
-  static_assert(kNumAttnConfigs == 16, "add a case to dispatch_head_dim for every config");
+  static_assert(kNumAttnConfigs == 12, "add a case to dispatch_head_dim for every config");
   switch (a.D) {
     case 64:
       return dispatch_head_dim<T, 64>(a, config, scale, stream);

@@ -219,6 +219,32 @@ __device__ __forceinline__ void softmax_block(TensorS& S, float (&row_max)[kRows
   }
 }
 
+// Finishes the row sums across the quad, normalizes O and stores its rows below rows_valid to o
+// (the tile's row 0; o_row: row stride). Columns come in adjacent pairs (mode (0, 0) of the
+// fragment): one 4-byte store each.
+template <class Element, int kRows, class TensorO, class TensorC>
+__device__ __forceinline__ void store_o(const TensorO& O, const TensorC& O_coord,
+                                        const float (&row_sum)[kRows], Element* o,
+                                        std::int64_t o_row, int rows_valid) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const int row = get<0>(O_coord(r, 0));
+    if (row >= rows_valid) continue;
+    Element* orow = o + row * o_row;
+#pragma unroll
+    for (int c = 0; c < size<1>(O); c += 2) {
+      const int col = get<1>(O_coord(r, c));
+      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
+                         static_cast<Element>(O(r, c + 1) * inv)};
+      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
+    }
+  }
+}
+
 template <class Traits>
 __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const AttnParams p) {
   using Element = typename Traits::Element;
@@ -333,27 +359,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     load_kv(j + kStages);
   }
 
-  // Finish the row sums across the quad, normalize, store rows < Sq.
   Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    const int row = get<0>(O_coord(r, 0));
-    if (row0 + row >= p.Sq) continue;
-    Element* orow = o + row * p.o_stride[2];
-    // Columns come in adjacent pairs (mode (0, 0) of the fragment): one 4-byte store each.
-#pragma unroll
-    for (int c = 0; c < size<1>(O); c += 2) {
-      const int col = get<1>(O_coord(r, c));
-      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
-                         static_cast<Element>(O(r, c + 1) * inv)};
-      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
-    }
-  }
+  store_o(O, O_coord, row_sum, o, p.o_stride[2], p.Sq - row0);
 }
 
 // ---- overlapped variant ----------------------------------------------------------------------
@@ -500,23 +508,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 
   Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    const int row = get<0>(O_coord(r, 0));
-    if (row0 + row >= p.Sq) continue;
-    Element* orow = o + row * p.o_stride[2];
-#pragma unroll
-    for (int c = 0; c < size<1>(O); c += 2) {
-      const int col = get<1>(O_coord(r, c));
-      Element pair[2] = {static_cast<Element>(O(r, c) * inv),
-                         static_cast<Element>(O(r, c + 1) * inv)};
-      *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
-    }
-  }
+  store_o(O, O_coord, row_sum, o, p.o_stride[2], p.Sq - row0);
 }
 
 // ---- warp-specialized variant (attention_kernel_ws) ------------------------------------------
@@ -750,26 +742,9 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
     }
     consumed += n_blocks;
 
-    // Finish the row sums across the quad, normalize, store rows < Sq.
     Element* o = static_cast<Element*>(p.o) + tile.b * p.o_stride[0] + tile.h * p.o_stride[1] +
                  row0 * p.o_stride[2];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      float sum = row_sum[r];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inv = sum > 0.f ? 1.f / sum : 0.f;
-      const int row = get<0>(O_coord(r, 0));
-      if (row0 + row >= p.Sq) continue;
-      Element* orow = o + row * p.o_stride[2];
-#pragma unroll
-      for (int c = 0; c < size<1>(O); c += 2) {
-        const int col = get<1>(O_coord(r, c));
-        Element pair[2] = {static_cast<Element>(O(r, c) * inv),
-                           static_cast<Element>(O(r, c + 1) * inv)};
-        *reinterpret_cast<std::uint32_t*>(orow + col) = *reinterpret_cast<std::uint32_t*>(pair);
-      }
-    }
+    store_o(O, O_coord, row_sum, o, p.o_stride[2], p.Sq - row0);
   }
   if (consumer == 0) named_sync(1, 256);  // take the token consumer 1 handed back last
 }
