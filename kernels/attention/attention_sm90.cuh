@@ -32,6 +32,7 @@
 #include "cutlass/numeric_types.h"
 
 #include "attention/attention_tiles.hpp"
+#include "common/fast_math.cuh"
 
 namespace ts::kernels::attn {
 
@@ -114,16 +115,6 @@ __device__ __forceinline__ void cp_async_wait() {
 // proxy, so each writer fences before the barrier that publishes the tile.
 __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-// 2^x in one MUFU.EX2. exp2f compiles to ex2.approx.f32 without .ftz, which sm_90 expands to
-// three more instructions (scale subnormal inputs and outputs); softmax is issue-bound (about
-// 7 instructions per score beside the wgmma), and subnormal probabilities (< 2^-126) round to
-// 0 in f16/bf16 anyway, so flushing them changes no output.
-__device__ __forceinline__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
 }
 
 // Loads rows [0, rows_valid) of a [kRows, D] tile (row stride `stride`) into `tile`; rows past

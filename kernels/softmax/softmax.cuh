@@ -1,12 +1,13 @@
 // Softmax kernel: same row mapping as the norms. Works in the log2 domain, z = x * log2(e),
-// so each exponential is one exp2f (MUFU.EX2 plus range handling) instead of expf's longer
-// sequence: at bf16 16384x8192 two expf per element would cost about as long as the HBM traffic.
+// so each exponential is one MUFU.EX2 (exp2_ftz) instead of expf's longer sequence: at bf16
+// 16384x8192 two expf per element would cost about as long as the HBM traffic.
 #pragma once
 
 #include <cooperative_groups.h>
 
 #include <cstdint>
 
+#include "common/fast_math.cuh"
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
 
@@ -44,10 +45,10 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   float m = -INFINITY, s = 0.f;
   auto accumulate = [&](float z) {  // online update for one element
     if (z > m) {
-      s = s * exp2f(m - z) + 1.f;  // m == -inf: exp2f(-inf) = 0
+      s = s * exp2_ftz(m - z) + 1.f;  // m == -inf: exp2_ftz(-inf) = 0
       m = z;
     } else {
-      s += exp2f(z - m);  // z == m == -inf gives NaN: guarded below
+      s += exp2_ftz(z - m);  // z == m == -inf gives NaN: guarded below
     }
   };
 
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
       const std::int64_t j = t + i * kThreadsPerRow;
       if (j < nvec) regs[i] = load_vec<T, kVec>(x + j * kVec);
     }
-    // Max first, then one exp2f per element (no rescaling inside the loop).
+    // Max first, then one exp2_ftz per element (no rescaling inside the loop).
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i)
       if (t + i * kThreadsPerRow < nvec)
@@ -71,9 +72,9 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
     for (int i = 0; i < kVecsPerThread; ++i)
       if (t + i * kThreadsPerRow < nvec)
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) s += exp2f(fmaf(to_float(regs[i].v[e]), kLog2e, -m));
+        for (int e = 0; e < kVec; ++e) s += exp2_ftz(fmaf(to_float(regs[i].v[e]), kLog2e, -m));
     for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow)
-      s += exp2f(fmaf(to_float(x[c]), kLog2e, -m));
+      s += exp2_ftz(fmaf(to_float(x[c]), kLog2e, -m));
     s = group_sum<kWarpsPerRow>(s, scratch[group]);
   } else {
     for (std::int64_t j = t; j < nvec; j += kThreadsPerRow) {
@@ -82,19 +83,19 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
 #pragma unroll
       for (int e = 0; e < kVec; ++e) vmax = fmaxf(vmax, to_float(v.v[e]) * kLog2e);
       if (vmax > m) {
-        s = (m == -INFINITY) ? 0.f : s * exp2f(m - vmax);
+        s = (m == -INFINITY) ? 0.f : s * exp2_ftz(m - vmax);
         m = vmax;
       }
       if (m != -INFINITY)
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) s += exp2f(fmaf(to_float(v.v[e]), kLog2e, -m));
+        for (int e = 0; e < kVec; ++e) s += exp2_ftz(fmaf(to_float(v.v[e]), kLog2e, -m));
     }
     for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow) {
       const float z = to_float(x[c]) * kLog2e;
       if (z != -INFINITY || m != -INFINITY) accumulate(z);
     }
     const float row_max = group_max<kWarpsPerRow>(m, scratch[group]);
-    s = (m == -INFINITY) ? 0.f : s * exp2f(m - row_max);
+    s = (m == -INFINITY) ? 0.f : s * exp2_ftz(m - row_max);
     m = row_max;
     s = group_sum<kWarpsPerRow>(s, scratch[group]);
   }
@@ -104,7 +105,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
     Vec<T, kVec> out;
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
-      out.v[e] = from_float<T>(exp2f(fmaf(to_float(in.v[e]), kLog2e, -m)) * inv_sum);
+      out.v[e] = from_float<T>(exp2_ftz(fmaf(to_float(in.v[e]), kLog2e, -m)) * inv_sum);
     store_vec<T, kVec>(y + j * kVec, out);
   };
   if (cached) {
@@ -118,7 +119,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
       write(load_vec<T, kVec>(x + j * kVec), j);
   }
   for (std::int64_t c = tail + t; c < p.cols; c += kThreadsPerRow)
-    y[c] = from_float<T>(exp2f(fmaf(to_float(x[c]), kLog2e, -m)) * inv_sum);
+    y[c] = from_float<T>(exp2_ftz(fmaf(to_float(x[c]), kLog2e, -m)) * inv_sum);
 }
 
 // ---- cluster kernel: long rows split over the CTAs of a thread-block cluster ----------------
@@ -169,7 +170,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
       for (int i = 0; i < kVecsPerThread; ++i)
         if (begin + t + i * kThreads < end)
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) s += exp2f(fmaf(to_float(regs[i].v[e]), kLog2e, -m));
+          for (int e = 0; e < kVec; ++e) s += exp2_ftz(fmaf(to_float(regs[i].v[e]), kLog2e, -m));
     }
     s = group_sum<kWarps>(s, scratch);
     if (t == 0) partial = make_float2(m, s);
@@ -183,7 +184,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     }
 #pragma unroll
     for (int r = 0; r < kCluster; ++r)
-      if (parts[r].x != -INFINITY) row_sum += parts[r].y * exp2f(parts[r].x - row_max);
+      if (parts[r].x != -INFINITY) row_sum += parts[r].y * exp2_ftz(parts[r].x - row_max);
     cluster.sync();  // every CTA has read every partial: they may be overwritten or freed
     const float inv_sum = 1.f / row_sum;  // a row of all -inf: 1 / 0, and exp2(NaN) below
 #pragma unroll
@@ -193,7 +194,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
         Vec<T, kVec> out;
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
-          out.v[e] = from_float<T>(exp2f(fmaf(to_float(regs[i].v[e]), kLog2e, -row_max)) * inv_sum);
+          out.v[e] =
+              from_float<T>(exp2_ftz(fmaf(to_float(regs[i].v[e]), kLog2e, -row_max)) * inv_sum);
         store_vec<T, kVec>(y + j * kVec, out);
       }
     }
