@@ -206,26 +206,34 @@ TEST(AttentionTiles, EveryTileOnceLongestFirstWithinEachSection) {
       {3, 5, 1, 300, 300, true, 64},     {2, 8, 2, 130, 200, false, 128},
       {1, 28, 7, 520, 520, true, 128},   {1, 20, 1, 8192, 8192, true, 128}};
   for (const auto& [B, Hq, group, Sq, Skv, causal, D] : shapes) {
-    const int section = static_cast<int>(attn::ws_tile_section(B, Hq, group, Skv, D));
-    SCOPED_TRACE(testing::Message() << B << "x" << Hq << " Sq " << Sq << " section " << section);
-    EXPECT_LE(std::int64_t{section} / group * 2 * Skv * D * 2, std::int64_t{32} << 20);
-    const attn::TileShape shape{B, Hq, Sq, Skv, causal, section};
-    const std::int64_t n = attn::ws_num_tiles(shape, 128);
-    std::set<std::tuple<int, int, int>> seen;
-    int prev_len = 1 << 30, prev_section = 0;
-    for (std::int64_t t = 0; t < n; ++t) {
-      const attn::WsTile tile = attn::ws_tile(shape, 128, 128, t);
-      ASSERT_TRUE(tile.row0 >= 0 && tile.row0 < Sq && tile.row0 % 128 == 0);
-      ASSERT_TRUE(tile.h >= 0 && tile.h < Hq && tile.b >= 0 && tile.b < B);
-      EXPECT_EQ(tile.n_blocks, ((causal ? std::min(Skv, tile.row0 + 128) : Skv) + 127) / 128);
-      EXPECT_TRUE(seen.insert({tile.row0, tile.h, tile.b}).second) << "tile " << t << " twice";
-      const int sec = (tile.b * Hq + tile.h) / section;
-      EXPECT_GE(sec, prev_section);  // sections in order
-      if (sec != prev_section) prev_len = 1 << 30;
-      EXPECT_LE(tile.n_blocks, prev_len) << "tile " << t;  // longest first within a section
-      prev_len = tile.n_blocks, prev_section = sec;
+    const int l2_section = static_cast<int>(attn::ws_tile_section(B, Hq, group, Skv, D));
+    EXPECT_LE(std::int64_t{l2_section} / group * 2 * Skv * D * 2, std::int64_t{32} << 20);
+    // sections of one head: the launcher's order for non-causal calls (query blocks fastest)
+    for (const int section : {l2_section, 1}) {
+      SCOPED_TRACE(testing::Message() << B << "x" << Hq << " Sq " << Sq << " section " << section);
+      const attn::TileShape shape{B, Hq, Sq, Skv, causal, section};
+      const std::int64_t n = attn::ws_num_tiles(shape, 128);
+      std::set<std::tuple<int, int, int>> seen;
+      int prev_len = 1 << 30, prev_section = 0;
+      for (std::int64_t t = 0; t < n; ++t) {
+        const attn::WsTile tile = attn::ws_tile(shape, 128, 128, t);
+        ASSERT_TRUE(tile.row0 >= 0 && tile.row0 < Sq && tile.row0 % 128 == 0);
+        ASSERT_TRUE(tile.h >= 0 && tile.h < Hq && tile.b >= 0 && tile.b < B);
+        EXPECT_EQ(tile.n_blocks, ((causal ? std::min(Skv, tile.row0 + 128) : Skv) + 127) / 128);
+        EXPECT_TRUE(seen.insert({tile.row0, tile.h, tile.b}).second) << "tile " << t << " twice";
+        const int sec = (tile.b * Hq + tile.h) / section;
+        EXPECT_GE(sec, prev_section);  // sections in order
+        if (sec != prev_section) prev_len = 1 << 30;
+        EXPECT_LE(tile.n_blocks, prev_len) << "tile " << t;  // longest first within a section
+        prev_len = tile.n_blocks, prev_section = sec;
+        if (section == 1) {  // tile t = ((b Hq + h) m_blocks + m), the row blocks last first
+          const std::int64_t m_blocks = (Sq + 127) / 128;
+          EXPECT_EQ(tile.row0, (m_blocks - 1 - t % m_blocks) * 128);
+          EXPECT_EQ(std::int64_t{tile.b} * Hq + tile.h, t / m_blocks);
+        }
+      }
+      EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n);
     }
-    EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n);
   }
 }
 
