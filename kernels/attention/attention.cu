@@ -177,8 +177,8 @@ cudaError_t launch_sm90_ws(const AttentionArgs& a, float scale, cudaStream_t str
   constexpr auto kKernel = attn::attention_kernel_ws<Traits, Tma, kOverlap>;
   constexpr int kSmem = attn::WsShared<Traits>::kBytes;
   if (const cudaError_t err = allow_smem<kKernel, kSmem>(); err != cudaSuccess) return err;
-  const std::int64_t tiles = (a.Sq + Traits::kBlockM - 1) / Traits::kBlockM * a.Hq * a.B;
-  std::int64_t ctas = std::min(tiles, kMaxInt);
+  const attn::AttnParams p = params_of(a, scale);
+  std::int64_t ctas = std::min(attn::ws_num_tiles(attn::tile_shape(p), Traits::kBlockM), kMaxInt);
   if constexpr (kPersistent) ctas = std::min<std::int64_t>(ctas, std::max(current_sm_count(), 1));
   const dim3 grid(static_cast<unsigned>(ctas));
   if constexpr (kTma) {
@@ -190,9 +190,9 @@ cudaError_t launch_sm90_ws(const AttentionArgs& a, float scale, cudaStream_t str
                                                 (*ks)[0], (*ks)[1], (*ks)[2]);
     const Tma tma_v = attn::make_kv_tma<Traits>(static_cast<const Element*>(a.v), skv, hkv, b,
                                                 (*vs)[0], (*vs)[1], (*vs)[2]);
-    kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(params_of(a, scale), tma_k, tma_v);
+    kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(p, tma_k, tma_v);
   } else {
-    kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(params_of(a, scale), Tma{}, Tma{});
+    kKernel<<<grid, attn::kWsThreads, kSmem, stream>>>(p, Tma{}, Tma{});
   }
   return cudaGetLastError();
 }

@@ -561,7 +561,7 @@ struct WsShared {
   static constexpr int kBytes = Traits::kSmemBytesWs + kBarrierBytes;
 };
 
-__device__ __forceinline__ TileShape tile_shape(const AttnParams& p) {
+__host__ __device__ inline TileShape tile_shape(const AttnParams& p) {
   return {p.B, p.Hq, p.Sq, p.Skv, p.causal, p.tile_section};
 }
 
