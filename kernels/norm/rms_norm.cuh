@@ -81,8 +81,11 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
     sum_sq += v * v;
   }
 
+  // rsqrtf is one MUFU.RSQ (2 ulp); 1.f / sqrtf(s / cols) is an IEEE square root and two IEEE
+  // divisions with slow-path branches, all on the serial path after the reduction.
+  const float inv_cols = 1.f / static_cast<float>(p.cols);  // off the critical path
   sum_sq = group_sum<kWarpsPerRow>(sum_sq, scratch[group]);
-  const float inv_rms = 1.f / sqrtf(sum_sq / static_cast<float>(p.cols) + p.eps);
+  const float inv_rms = rsqrtf(sum_sq * inv_cols + p.eps);
 
   auto normalize = [&](const Vec<T, kVec>& in, const Vec<T, kVec>& w, std::int64_t j) {
     Vec<T, kVec> out;
@@ -123,6 +126,7 @@ __global__ void __launch_bounds__(kThreads) rms_norm_persistent_kernel(const Rms
   __shared__ float scratch[kWarps];
   const int t = threadIdx.x;
   const std::int64_t nvec = p.cols / kVec;
+  const float inv_cols = 1.f / static_cast<float>(p.cols);
   Vec<T, kVec> w[kVecsPerThread];
   load_row_share<T, kVec, kThreads>(w, p.w, nvec, t);
   walk_rows_prefetched<T, kVec, kThreads, kVecsPerThread>(
@@ -135,7 +139,7 @@ __global__ void __launch_bounds__(kThreads) rms_norm_persistent_kernel(const Rms
 #pragma unroll
             for (int e = 0; e < kVec; ++e) sum_sq += to_float(x[i].v[e]) * to_float(x[i].v[e]);
         sum_sq = group_sum<kWarps>(sum_sq, scratch);
-        const float inv_rms = 1.f / sqrtf(sum_sq / static_cast<float>(p.cols) + p.eps);
+        const float inv_rms = rsqrtf(sum_sq * inv_cols + p.eps);
         T* y = p.y + row * p.y_row_stride;
 #pragma unroll
         for (int i = 0; i < kVecsPerThread; ++i) {
