@@ -17,6 +17,9 @@ inline constexpr GemmConfig kGemmConfigs[] = {
     {128, 256, 64, 2, 1, true, "128x256x64 cluster 2x1 cooperative"},  // 0: large problems
     {128, 128, 64, 2, 1, false, "128x128x64 cluster 2x1 ping-pong"},   // 1: medium
     {128, 64, 64, 1, 1, false, "128x64x64 cluster 1x1 ping-pong"},     // 2: few tiles (1k^2)
+    // 3: about one tile per SM (1k^2: 128 tiles on 132 SMs). A ping-pong CTA with one tile runs
+    // one consumer warpgroup; here both split its rows. Tuning candidate, not yet a default.
+    {128, 64, 64, 1, 1, true, "128x64x64 cluster 1x1 cooperative"},
 };
 inline constexpr int kNumGemmConfigs = sizeof(kGemmConfigs) / sizeof(kGemmConfigs[0]);
 

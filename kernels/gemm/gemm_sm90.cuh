@@ -9,6 +9,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -100,6 +102,24 @@ struct GemmInstance {
   }
 };
 
+/// Runs (or, kCheckOnly, checks) config `config`: one instance per entry of kGemmConfigs.
+template <class T, class LayoutA, class LayoutB, bool kCheckOnly, std::size_t... kConfigs>
+cudaError_t dispatch_config(const GemmArgs& g, int config, int num_sms, cudaStream_t stream,
+                            std::index_sequence<kConfigs...>) {
+  cudaError_t err = cudaErrorInvalidValue;
+  auto one = [&]<std::size_t kConfig>(std::integral_constant<std::size_t, kConfig>) {
+    using Instance = GemmInstance<T, LayoutA, LayoutB, static_cast<int>(kConfig)>;
+    if constexpr (kCheckOnly)
+      err = Instance::can_implement(g, num_sms) ? cudaSuccess : cudaErrorInvalidValue;
+    else
+      err = Instance::run(g, num_sms, stream);
+  };
+  ((config == static_cast<int>(kConfigs) ? one(std::integral_constant<std::size_t, kConfigs>{})
+                                         : void()),
+   ...);
+  return err;
+}
+
 /// Entry points, one per (dtype, trans_a, trans_b); each file gemm_sm90_<dtype>_<layouts>.cu
 /// defines one of them for every config. num_sms > 0.
 #define TS_GEMM_SM90_DECLARE(NAME)                                                   \
@@ -119,29 +139,15 @@ TS_GEMM_SM90_DECLARE(gemm_sm90_bf16_tt)
 }  // namespace ts::kernels::sm90
 
 /// Body of one instance file: T, the layouts of a and b, and the entry point's name.
-#define TS_GEMM_SM90_DEFINE(NAME, T, LAYOUT_A, LAYOUT_B)                                   \
-  namespace ts::kernels::sm90 {                                                            \
-  static_assert(kNumGemmConfigs == 3, "add a case below for every entry of kGemmConfigs"); \
-  cudaError_t NAME(const GemmArgs& g, int config, int num_sms, cudaStream_t stream) {      \
-    switch (config) {                                                                      \
-      case 0:                                                                              \
-        return GemmInstance<T, LAYOUT_A, LAYOUT_B, 0>::run(g, num_sms, stream);            \
-      case 1:                                                                              \
-        return GemmInstance<T, LAYOUT_A, LAYOUT_B, 1>::run(g, num_sms, stream);            \
-      case 2:                                                                              \
-        return GemmInstance<T, LAYOUT_A, LAYOUT_B, 2>::run(g, num_sms, stream);            \
-    }                                                                                      \
-    return cudaErrorInvalidValue;                                                          \
-  }                                                                                        \
-  bool NAME##_ok(const GemmArgs& g, int config, int num_sms) {                             \
-    switch (config) {                                                                      \
-      case 0:                                                                              \
-        return GemmInstance<T, LAYOUT_A, LAYOUT_B, 0>::can_implement(g, num_sms);          \
-      case 1:                                                                              \
-        return GemmInstance<T, LAYOUT_A, LAYOUT_B, 1>::can_implement(g, num_sms);          \
-      case 2:                                                                              \
-        return GemmInstance<T, LAYOUT_A, LAYOUT_B, 2>::can_implement(g, num_sms);          \
-    }                                                                                      \
-    return false;                                                                          \
-  }                                                                                        \
+#define TS_GEMM_SM90_DEFINE(NAME, T, LAYOUT_A, LAYOUT_B)                                      \
+  namespace ts::kernels::sm90 {                                                               \
+  cudaError_t NAME(const GemmArgs& g, int config, int num_sms, cudaStream_t stream) {         \
+    return dispatch_config<T, LAYOUT_A, LAYOUT_B, false>(                                     \
+        g, config, num_sms, stream, std::make_index_sequence<kNumGemmConfigs>{});             \
+  }                                                                                           \
+  bool NAME##_ok(const GemmArgs& g, int config, int num_sms) {                                \
+    return dispatch_config<T, LAYOUT_A, LAYOUT_B, true>(                                      \
+               g, config, num_sms, nullptr, std::make_index_sequence<kNumGemmConfigs>{}) ==   \
+           cudaSuccess;                                                                       \
+  }                                                                                           \
   }

@@ -450,6 +450,28 @@ def test_every_attention_config_matches_the_reference(dtype, layout, tmp_path, m
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_every_gemm_config_matches_the_reference(dtype, tmp_path, monkeypatch):
+    # Every CUTLASS config (tile shape, cluster, ping-pong or cooperative) in all four layouts, on
+    # shapes TMA can describe (strides of 16 bytes) that still leave partial tiles in M, N and K.
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    op_name = "GEMMFwdOp"
+    spec = _spec(op_name)
+    configs = _kernels.num_configs(registry.get(op_name).kernel)
+    assert configs >= 4
+    for ta, tb in ((False, True), (False, False), (True, True), (True, False)):
+        for m, n, k in ((128, 256, 64), (264, 136, 200), (520, 392, 1032)):
+            case = testing.Case({"M": m, "N": n, "K": k}, {"trans_a": ta, "trans_b": tb})
+            inputs, _ = testing.instantiate(spec, case, {"T": dtype})
+            tensors = testing.make_inputs(spec, inputs, "cuda")
+            want = testing.reference(op_name, [t.clone() for t in tensors], _params(op_name, case))
+            for cfg in range(configs):
+                got = _run(_forced_config(op_name, case.params, tensors, cfg), tensors)
+                torch.cuda.synchronize()
+                _check(op_name, got, want)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("tuned", [False, True])
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_cuda_graph_capture_and_replay(op_name, tuned, tmp_path, monkeypatch):
