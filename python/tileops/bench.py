@@ -37,7 +37,8 @@ class _Timer:
         self.runs, self.warmup = runs, warmup
         self.flush = torch.ones(FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
 
-    def __call__(self, fn) -> dict:
+    def __call__(self, fn, settle=None) -> dict:
+        """`settle`: an untimed call between the flush and the start event (diagnostics)."""
         for _ in range(self.warmup):
             fn()
         torch.cuda.synchronize()
@@ -46,6 +47,8 @@ class _Timer:
         torch.cuda._sleep(50_000_000)  # ~25 ms on the GPU while the host queues every run
         for s, e in zip(starts, ends):
             self.flush.sum()  # reads every line of the buffer; the L2 then holds only clean lines
+            if settle is not None:
+                settle()
             s.record()
             fn()
             e.record()
