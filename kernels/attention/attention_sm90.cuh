@@ -210,6 +210,15 @@ __device__ __forceinline__ void softmax_block(TensorS& S, float (&row_max)[kRows
   }
 }
 
+// O's rows times softmax_block's correction: the old accumulator rescaled to the new row max.
+template <int kRows, class TensorO>
+__device__ __forceinline__ void rescale_rows(TensorO& O, const float (&correction)[kRows]) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+}
+
 // Finishes the row sums across the quad, normalizes O and stores its rows below rows_valid to o
 // (the tile's row 0; o_row: row stride). Columns come in adjacent pairs (mode (0, 0) of the
 // fragment): one 4-byte store each.
@@ -324,10 +333,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     // Mask keys past Skv and, causal, past each row's diagonal (only blocks that reach them).
     mask_block<kBlockN>(S, S_coord, row0, j * kBlockN, p.Skv, p.causal);
     softmax_block(S, row_max, row_sum, correction, p.scale_log2);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+    rescale_rows(O, correction);
 
     // P in 16-bit, laid out as the A operand of the P V wgmma.
     Tensor tOrP = make_tensor<Element>(acc_as_a_operand(tSrS.layout()));
@@ -486,10 +492,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     warpgroup_wait<0>();
     warpgroup_fence_operand(tOrO);
     if (has_next) {
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-#pragma unroll
-        for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+      rescale_rows(O, correction);
       convert_p();
     }
     __syncthreads();  // V_j and K_{j+1} are consumed by every warpgroup
@@ -648,10 +651,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   };
   auto rescale_o_and_convert_p = [&] {  // after the last P V wgmma that read tOrP has landed
     warpgroup_fence_operand(tOrP);
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= correction[r];
+    rescale_rows(O, correction);
     Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
 #pragma unroll
     for (int i = 0; i < size(tSrS); ++i) P_flat(i) = static_cast<Element>(tSrS(i));
