@@ -15,14 +15,19 @@ struct SiluConfig {
   // false: about 8 waves of CTAs, each looping over rows; true: one CTA per (row, column
   // chunk) up to 65535 rows, as torch.compile's Triton kernel has one program per tile.
   bool cta_per_row = false;
+  // true: the flattened kernel (silu_and_mul_flat_kernel), one CTA per chunk of rows * cols.
+  bool flat = false;
 };
 // 0: wide rows, many vectors in flight per thread; 1: balanced; 2: short rows / few rows;
 // 3-9: tuning candidates. torch.compile's Triton kernel reached 4.38 TB/s on bf16 8192 x 14336
 // where config 1 reached 4.14 and the best of 0-6 4.22 (H200, tileops bench --tune); 7-9 are
-// the same kernels as 2, 5 and 1 without the row loop (no new instantiation).
-constexpr SiluConfig kSiluConfigs[] = {{256, 4},       {256, 2},      {128, 1}, {512, 2},
-                                       {128, 2},       {256, 1},      {512, 1}, {128, 1, true},
-                                       {256, 1, true}, {256, 2, true}};
+// the same kernels as 2, 5 and 1 without the row loop (no new instantiation); 10-12 walk the
+// flattened output, Triton's mapping.
+constexpr SiluConfig kSiluConfigs[] = {
+    {256, 4},       {256, 2},       {128, 1},       {512, 2},
+    {128, 2},       {256, 1},       {512, 1},       {128, 1, true},
+    {256, 1, true}, {256, 2, true}, {128, 1, false, true}, {256, 1, false, true},
+    {256, 2, false, true}};
 constexpr int kNumSiluConfigs = sizeof(kSiluConfigs) / sizeof(kSiluConfigs[0]);
 
 template <class T, int kVec, int kConfig>
@@ -36,6 +41,12 @@ void launch_silu_and_mul(const SiluAndMulArgs& a, std::int64_t nvec, int num_sms
                               a.x_row_stride,
                               a.y_row_stride};
   const std::int64_t chunk = std::int64_t{c.threads} * c.vecs_per_thread;
+  if constexpr (c.flat) {
+    const auto ctas = static_cast<unsigned>((a.rows * nvec + chunk - 1) / chunk);
+    silu_and_mul_flat_kernel<T, kVec, c.threads, c.vecs_per_thread>
+        <<<ctas, c.threads, 0, stream>>>(p);
+    return;
+  }
   const std::int64_t col_blocks = (nvec + chunk - 1) / chunk;
   // Enough CTAs for ~8 waves of the device; beyond that each CTA loops over rows.
   const std::int64_t want_rows =
@@ -66,6 +77,9 @@ cudaError_t silu_and_mul_launch(const SiluAndMulArgs& a, cudaStream_t stream) {
   if (nvec > (std::int64_t{1} << 40)) return cudaErrorInvalidValue;
   const int num_sms = std::max(1, current_sm_count());
   int config = a.config;
+  // The flat kernel indexes output vectors in 32 bits.
+  if (config >= 0 && kSiluConfigs[config].flat && a.rows > ((std::int64_t{1} << 32) - 1) / nvec)
+    return cudaErrorInvalidValue;
   if (config < 0) {
     // Little work: one vector per thread, so more CTAs share it; else two in flight each.
     // H200, bf16 16384 x 16384: 256 x 2 reached 97% of copy bandwidth, 256 x 4 only 81%.

@@ -1,4 +1,4 @@
-// SiluAndMul kernel: a pure stream (read 2 vectors, write 1). CTA (bx, by) covers the column
+// SiluAndMul kernels: a pure stream (read 2 vectors, write 1). CTA (bx, by) covers the column
 // chunk bx of kThreads * kVecsPerThread vectors, for rows by, by + gridDim.y, ...; each thread
 // issues all kVecsPerThread pairs of loads before its first store. kVec == 1 is the fallback
 // for unaligned pointers/strides or cols not a multiple of the vector width (the up half of
@@ -28,6 +28,16 @@ __device__ __forceinline__ float silu_times(float gate, float up) {
   return __fdividef(gate, 1.f + exp2_ftz(-gate * 1.4426950408889634f)) * up;
 }
 
+template <class T, int kVec>
+__device__ __forceinline__ Vec<T, kVec> silu_times(const Vec<T, kVec>& gate,
+                                                   const Vec<T, kVec>& up) {
+  Vec<T, kVec> out;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e)
+    out.v[e] = from_float<T>(silu_times(to_float(gate.v[e]), to_float(up.v[e])));
+  return out;
+}
+
 template <class T, int kVec, int kThreads, int kVecsPerThread>
 __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const SiluAndMulParams<T> p) {
   const std::int64_t nvec = p.cols / kVec;  // exact: kVec divides cols (launcher checks)
@@ -49,15 +59,36 @@ __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const SiluAndMul
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
       const std::int64_t j = first + i * kThreads;
-      if (j < nvec) {
-        Vec<T, kVec> out;
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          out.v[e] = from_float<T>(silu_times(to_float(g[i].v[e]), to_float(u[i].v[e])));
-        store_vec<T, kVec>(y + j * kVec, out);
-      }
+      if (j < nvec) store_vec<T, kVec>(y + j * kVec, silu_times(g[i], u[i]));
     }
   }
+}
+
+// The same stream over the flattened output, as torch.compile's Triton kernel walks it: CTA b
+// covers output vectors [b, b + 1) * kThreads * kVecsPerThread of rows * nvec, across row ends,
+// so no CTA is left with a partial column chunk. Output vector f is (row f / nvec, column f %
+// nvec); the launcher takes this kernel only when rows * nvec < 2^32 (32-bit division).
+template <class T, int kVec, int kThreads, int kVecsPerThread>
+__global__ void __launch_bounds__(kThreads) silu_and_mul_flat_kernel(const SiluAndMulParams<T> p) {
+  const auto nvec = static_cast<std::uint32_t>(p.cols / kVec);
+  const auto total = static_cast<std::uint32_t>(p.rows) * nvec;
+  const std::uint32_t first = blockIdx.x * (kThreads * kVecsPerThread) + threadIdx.x;
+  Vec<T, kVec> g[kVecsPerThread], u[kVecsPerThread];
+  T* y[kVecsPerThread];
+#pragma unroll
+  for (int i = 0; i < kVecsPerThread; ++i) {
+    const std::uint32_t f = first + i * kThreads;
+    if (f < total) {
+      const std::uint32_t row = f / nvec, c = f - row * nvec;
+      const T* gate = p.x + row * p.x_row_stride + std::int64_t{c} * kVec;
+      g[i] = load_vec<T, kVec>(gate);
+      u[i] = load_vec<T, kVec>(gate + p.cols);
+      y[i] = p.y + row * p.y_row_stride + std::int64_t{c} * kVec;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kVecsPerThread; ++i)
+    if (first + i * kThreads < total) store_vec<T, kVec>(y[i], silu_times(g[i], u[i]));
 }
 
 }  // namespace
