@@ -8,6 +8,7 @@
 #                                                tilesmith bench_quick
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
 #      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
+#      TILEOPS_TUNED_ARGS (tileops_tuned; default TILEOPS_BENCH_ARGS),
 #      TILEOPS_TEST_FILTER (pytest -k for the tileops phase), PROBE_PROBLEMS (suite_probe: names).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,7 +38,7 @@ run_phase() {
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null
       (exit $bench_rc) ;;
     tileops_tuned)  # every config timed per row (the choices and timings kept in tune/)
-      timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_BENCH_ARGS:-} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
+      timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_TUNED_ARGS:-${TILEOPS_BENCH_ARGS:-}} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
     decode_probe)  # tileops against torch.compile on the decode rows: events, then ncu
       timeout "$((limit / 3))" python3 scripts/gpu/decode_probe.py --settle > "$dir/events.txt" 2>&1
