@@ -77,8 +77,9 @@ cudaError_t silu_and_mul_launch(const SiluAndMulArgs& a, cudaStream_t stream) {
   if (nvec > (std::int64_t{1} << 40)) return cudaErrorInvalidValue;
   const int num_sms = std::max(1, current_sm_count());
   int config = a.config;
-  // The flat kernel indexes output vectors in 32 bits.
-  if (config >= 0 && kSiluConfigs[config].flat && a.rows > ((std::int64_t{1} << 32) - 1) / nvec)
+  // The flat kernel indexes output vectors in 32 bits: rows * nvec < 2^31 leaves the last CTA's
+  // indices (at most one chunk past the end) below 2^32.
+  if (config >= 0 && kSiluConfigs[config].flat && a.rows > ((std::int64_t{1} << 31) - 1) / nvec)
     return cudaErrorInvalidValue;
   if (config < 0) {
     // Little work: one vector per thread, so more CTAs share it; else two in flight each.

@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const SiluAndMul
 // The same stream over the flattened output, as torch.compile's Triton kernel walks it: CTA b
 // covers output vectors [b, b + 1) * kThreads * kVecsPerThread of rows * nvec, across row ends,
 // so no CTA is left with a partial column chunk. Output vector f is (row f / nvec, column f %
-// nvec); the launcher takes this kernel only when rows * nvec < 2^32 (32-bit division).
+// nvec); the launcher takes this kernel only when rows * nvec < 2^31 (32-bit division).
 template <class T, int kVec, int kThreads, int kVecsPerThread>
 __global__ void __launch_bounds__(kThreads) silu_and_mul_flat_kernel(const SiluAndMulParams<T> p) {
   const auto nvec = static_cast<std::uint32_t>(p.cols / kVec);
