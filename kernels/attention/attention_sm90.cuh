@@ -44,10 +44,9 @@ struct AttnParams {
   const void* v;
   void* o;
   std::int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];  // (b, h, s), elements
-  int B, Hq, group, Sq, Skv;
-  int tile_section;  // query heads per section of the warp-specialized tile order (ws_tile)
+  TileShape shape;   // B, Hq, Sq, Skv, causal, and the tile order's section (ws_tile)
+  int group;         // query heads per kv head
   float scale_log2;  // softmax scale * log2(e)
-  bool causal;
 };
 
 template <class Element_, int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_>
@@ -268,7 +267,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
       static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
 
   // Key blocks this query block sees: all of Skv, or up to its last row's diagonal.
-  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
+  const int kv_end = p.shape.causal ? min(p.shape.Skv, row0 + kBlockM) : p.shape.Skv;
   const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
@@ -282,10 +281,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     if (block < n_blocks) {
       const int start = block * kBlockN;
       load_tile<Traits, kBlockN>(sK(block % kStages), k + start * p.k_stride[2], p.k_stride[2],
-                                 p.Skv - start, tid);
+                                 p.shape.Skv - start, tid);
       cp_async_commit();
       load_tile<Traits, kBlockN>(sV(block % kStages), v + start * p.v_stride[2], p.v_stride[2],
-                                 p.Skv - start, tid);
+                                 p.shape.Skv - start, tid);
       cp_async_commit();
     } else {  // keep the group count uniform so the waits below stay static
       cp_async_commit();
@@ -293,7 +292,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     }
   };
 
-  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.Sq - row0, tid);
+  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.shape.Sq - row0, tid);
   cp_async_commit();
 #pragma unroll
   for (int s = 0; s < kStages; ++s) load_kv(s);
@@ -331,7 +330,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
     warpgroup_fence_operand(tSrS);
 
     // Mask keys past Skv and, causal, past each row's diagonal (only blocks that reach them).
-    mask_block<kBlockN>(S, S_coord, row0, j * kBlockN, p.Skv, p.causal);
+    mask_block<kBlockN>(S, S_coord, row0, j * kBlockN, p.shape.Skv, p.shape.causal);
     softmax_block(S, row_max, row_sum, correction, p.scale_log2);
     rescale_rows(O, correction);
 
@@ -358,7 +357,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) attention_kernel(const At
 
   Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
-  store_o(O, O_coord, row_sum, o, p.o_stride[2], p.Sq - row0);
+  store_o(O, O_coord, row_sum, o, p.o_stride[2], p.shape.Sq - row0);
 }
 
 // ---- overlapped variant ----------------------------------------------------------------------
@@ -397,7 +396,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   Element* o =
       static_cast<Element*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1] + row0 * p.o_stride[2];
 
-  const int kv_end = p.causal ? min(p.Skv, row0 + kBlockM) : p.Skv;
+  const int kv_end = p.shape.causal ? min(p.shape.Skv, row0 + kBlockM) : p.shape.Skv;
   const int n_blocks = (kv_end + kBlockN - 1) / kBlockN;
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
@@ -410,16 +409,16 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   auto load_k = [&](int block, bool commit) {
     if (block < n_blocks) {
       const int start = block * kBlockN;
-      load_tile<Traits, kBlockN>(sK(block), k + start * p.k_stride[2], p.k_stride[2], p.Skv - start,
-                                 tid);
+      load_tile<Traits, kBlockN>(sK(block), k + start * p.k_stride[2], p.k_stride[2],
+                                 p.shape.Skv - start, tid);
     }
     if (commit) cp_async_commit();
   };
   auto load_v = [&](int block) {
     if (block < n_blocks) {
       const int start = block * kBlockN;
-      load_tile<Traits, kBlockN>(sV(block), v + start * p.v_stride[2], p.v_stride[2], p.Skv - start,
-                                 tid);
+      load_tile<Traits, kBlockN>(sV(block), v + start * p.v_stride[2], p.v_stride[2],
+                                 p.shape.Skv - start, tid);
     }
     cp_async_commit();
   };
@@ -450,7 +449,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
     wgmma_pv(mma_pv, tOrP, thr_pv.partition_fragment_B(sVt(block)), tOrO);
   };
   auto mask_if_needed = [&](int block) {
-    mask_block<kBlockN>(S, S_coord, row0, block * kBlockN, p.Skv, p.causal);
+    mask_block<kBlockN>(S, S_coord, row0, block * kBlockN, p.shape.Skv, p.shape.causal);
   };
   auto convert_p = [&] {
     Tensor P_flat = make_tensor(tOrP.data(), tSrS.layout());
@@ -459,7 +458,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
   };
 
   // Prologue: S_0 and P_0.
-  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.Sq - row0, tid);
+  load_tile<Traits, kBlockM>(sQ, q, p.q_stride[2], p.shape.Sq - row0, tid);
   load_k(0, true);  // group {Q, K0}
   load_v(0);
   load_k(1, true);
@@ -502,7 +501,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1)
 
   Tensor cO = thr_pv.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
   Tensor O_coord = make_tensor(cO.data(), acc_rowcol(cO.layout()));
-  store_o(O, O_coord, row_sum, o, p.o_stride[2], p.Sq - row0);
+  store_o(O, O_coord, row_sum, o, p.o_stride[2], p.shape.Sq - row0);
 }
 
 // ---- warp-specialized variant (attention_kernel_ws) ------------------------------------------
@@ -564,10 +563,6 @@ struct WsShared {
   static constexpr int kBytes = Traits::kSmemBytesWs + kBarrierBytes;
 };
 
-__host__ __device__ inline TileShape tile_shape(const AttnParams& p) {
-  return {p.B, p.Hq, p.Sq, p.Skv, p.causal, p.tile_section};
-}
-
 // The two consumer warpgroups of attention_kernel_ws (threads 0..255).
 //
 // In sequence (kOverlap = false), block n is: S = Q K_n, softmax, O += P V_n, each wgmma batch
@@ -593,7 +588,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   const int consumer = threadIdx.x / 128;  // 0 or 1: rows [64 consumer, 64 consumer + 64)
   const int tid = threadIdx.x;             // 0..255 across both consumers
   const int ctid = tid % 128;              // within this consumer
-  const TileShape tiles = tile_shape(p);
+  const TileShape& tiles = p.shape;
   const std::int64_t n_tiles = ws_num_tiles(tiles, kBlockM);
 
   Tensor sQ = make_tensor(make_smem_ptr(smem_q), typename Traits::SmemLayoutQ{});
@@ -603,7 +598,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
     const int row = tile.row0 + 64 * consumer;
     const Element* q = static_cast<const Element*>(p.q) + tile.b * p.q_stride[0] +
                        tile.h * p.q_stride[1] + row * p.q_stride[2];
-    load_tile<Traits, 64, 128>(sQ_mine, q, p.q_stride[2], p.Sq - row, ctid);
+    load_tile<Traits, 64, 128>(sQ_mine, q, p.q_stride[2], p.shape.Sq - row, ctid);
     cp_async_commit();
   };
   auto prefetch_q = [&](std::int64_t t) {  // after this consumer's last Q K^T of the tile
@@ -646,7 +641,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
   };
   auto softmax_of = [&](int n) {  // S of block n -> probabilities in S, correction[] for O
     warpgroup_fence_operand(tSrS);
-    mask_block<kBlockN>(S, S_coord, row0, n * kBlockN, p.Skv, p.causal);
+    mask_block<kBlockN>(S, S_coord, row0, n * kBlockN, p.shape.Skv, p.shape.causal);
     softmax_block(S, row_max, row_sum, correction, p.scale_log2);
   };
   auto rescale_o_and_convert_p = [&] {  // after the last P V wgmma that read tOrP has landed
@@ -735,7 +730,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 
     Element* o = static_cast<Element*>(p.o) + tile.b * p.o_stride[0] + tile.h * p.o_stride[1] +
                  row0 * p.o_stride[2];
-    store_o(O, O_coord, row_sum, o, p.o_stride[2], p.Sq - row0);
+    store_o(O, O_coord, row_sum, o, p.o_stride[2], p.shape.Sq - row0);
   }
   if (consumer == 0) named_sync(1, 256);  // take the token consumer 1 handed back last
 }
@@ -776,7 +771,7 @@ __device__ __forceinline__ void produce_each_block(const AttnParams& p, std::uin
                                                    std::uint64_t* empty_v, LoadK load_k,
                                                    LoadV load_v) {
   constexpr int kStages = Traits::kStages;
-  const TileShape tiles = tile_shape(p);
+  const TileShape& tiles = p.shape;
   const std::int64_t n_tiles = ws_num_tiles(tiles, Traits::kBlockM);
   int i = 0;  // the rings' running index
   for (std::int64_t t = blockIdx.x; t < n_tiles; t += gridDim.x) {
@@ -806,7 +801,7 @@ __device__ __forceinline__ void produce_cp_async(const AttnParams& p, SK sK, SV 
     const int start = n * kBlockN;
     const Element* g = static_cast<const Element*>(base) + tile.b * stride[0] +
                        tile.h / p.group * stride[1] + start * stride[2];
-    load_tile<Traits, kBlockN, 128, false>(dst, g, stride[2], p.Skv - start, tid);
+    load_tile<Traits, kBlockN, 128, false>(dst, g, stride[2], p.shape.Skv - start, tid);
     cp_async_arrive_noinc(full);
   };
   produce_each_block<Traits>(
@@ -829,7 +824,7 @@ __device__ __forceinline__ void produce_tma(const AttnParams& p, const Tma& tma_
   using Element = typename Traits::Element;
   constexpr int kBlockN = Traits::kBlockN, kHeadDim = Traits::kHeadDim;
   if (threadIdx.x != 256) return;
-  const auto kv_shape = make_shape(p.Skv, Int<kHeadDim>{}, p.Hq / p.group, p.B);
+  const auto kv_shape = make_shape(p.shape.Skv, Int<kHeadDim>{}, p.shape.Hq / p.group, p.shape.B);
   const auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
   constexpr auto kTileBytes = static_cast<std::uint32_t>(Traits::kTileKV * sizeof(Element));
   // key block n of this tile's (batch, kv head) of K or V into `dst`, completing `full`

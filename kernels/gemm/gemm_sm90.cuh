@@ -139,15 +139,15 @@ TS_GEMM_SM90_DECLARE(gemm_sm90_bf16_tt)
 }  // namespace ts::kernels::sm90
 
 /// Body of one instance file: T, the layouts of a and b, and the entry point's name.
-#define TS_GEMM_SM90_DEFINE(NAME, T, LAYOUT_A, LAYOUT_B)                                      \
-  namespace ts::kernels::sm90 {                                                               \
-  cudaError_t NAME(const GemmArgs& g, int config, int num_sms, cudaStream_t stream) {         \
-    return dispatch_config<T, LAYOUT_A, LAYOUT_B, false>(                                     \
-        g, config, num_sms, stream, std::make_index_sequence<kNumGemmConfigs>{});             \
-  }                                                                                           \
-  bool NAME##_ok(const GemmArgs& g, int config, int num_sms) {                                \
-    return dispatch_config<T, LAYOUT_A, LAYOUT_B, true>(                                      \
-               g, config, num_sms, nullptr, std::make_index_sequence<kNumGemmConfigs>{}) ==   \
-           cudaSuccess;                                                                       \
-  }                                                                                           \
+#define TS_GEMM_SM90_DEFINE(NAME, T, LAYOUT_A, LAYOUT_B)                                    \
+  namespace ts::kernels::sm90 {                                                             \
+  cudaError_t NAME(const GemmArgs& g, int config, int num_sms, cudaStream_t stream) {       \
+    return dispatch_config<T, LAYOUT_A, LAYOUT_B, false>(                                   \
+        g, config, num_sms, stream, std::make_index_sequence<kNumGemmConfigs>{});           \
+  }                                                                                         \
+  bool NAME##_ok(const GemmArgs& g, int config, int num_sms) {                              \
+    return dispatch_config<T, LAYOUT_A, LAYOUT_B, true>(                                    \
+               g, config, num_sms, nullptr, std::make_index_sequence<kNumGemmConfigs>{}) == \
+           cudaSuccess;                                                                     \
+  }                                                                                         \
   }
