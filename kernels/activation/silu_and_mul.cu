@@ -23,19 +23,21 @@ struct SiluConfig {
 // where config 1 reached 4.14 and the best of 0-6 4.22 (H200, tileops bench --tune); 7-9 are
 // the same kernels as 2, 5 and 1 without the row loop (no new instantiation); 10-12 walk the
 // flattened output, Triton's mapping.
-constexpr SiluConfig kSiluConfigs[] = {{256, 4},
-                                       {256, 2},
-                                       {128, 1},
-                                       {512, 2},
-                                       {128, 2},
-                                       {256, 1},
-                                       {512, 1},
-                                       {128, 1, true},
-                                       {256, 1, true},
-                                       {256, 2, true},
-                                       {128, 1, false, true},
-                                       {256, 1, false, true},
-                                       {256, 2, false, true}};
+constexpr SiluConfig kSiluConfigs[] = {
+    {256, 4},               // 0
+    {256, 2},               // 1
+    {128, 1},               // 2
+    {512, 2},               // 3
+    {128, 2},               // 4
+    {256, 1},               // 5
+    {512, 1},               // 6
+    {128, 1, true},         // 7
+    {256, 1, true},         // 8
+    {256, 2, true},         // 9
+    {128, 1, false, true},  // 10
+    {256, 1, false, true},  // 11
+    {256, 2, false, true},  // 12
+};
 constexpr int kNumSiluConfigs = sizeof(kSiluConfigs) / sizeof(kSiluConfigs[0]);
 
 template <class T, int kVec, int kConfig>
