@@ -45,6 +45,7 @@ run_phase() {
       if command -v nsys > /dev/null; then  # the timeline: gaps between the flush and each kernel
         timeout "$((limit / 4))" nsys profile -o /tmp/probe --force-overwrite true python3 scripts/gpu/decode_probe.py --runs 20 > "$dir/nsys.log" 2>&1
         nsys stats --report cuda_gpu_trace --format csv /tmp/probe.nsys-rep > "$dir/gpu_trace.csv" 2>> "$dir/nsys.log"
+        python3 scripts/gpu/trace_gaps.py "$dir/gpu_trace.csv" > "$dir/gaps.txt" 2>> "$dir/nsys.log"
       else echo "no nsys on this machine" > "$dir/nsys.log"; fi
       timeout "$((limit / 3))" ncu --clock-control none --csv --metrics \
         gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
