@@ -5,6 +5,7 @@
 #include "common/dispatch.cuh"
 #include "gemm/gemm_configs.hpp"
 #include "gemm/gemm_fallback.cuh"
+#include "gemm/gemm_skinny.cuh"
 #include "gemm/gemm_sm90.cuh"
 
 namespace ts::kernels {
@@ -12,11 +13,17 @@ namespace {
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
+// The config after the CUTLASS table: the decode-shape kernel (gemm_skinny.cuh). A tuning
+// candidate only; shapes it does not serve take the default config, as the CUTLASS configs leave
+// shapes TMA cannot describe to the fallback.
+constexpr int kSkinnyConfig = kNumGemmConfigs;
+constexpr int kNumConfigs = kNumGemmConfigs + 1;
+
 bool valid(const GemmArgs& g) {
   if (g.dtype != DType::f16 && g.dtype != DType::bf16) return false;
   if (g.M < 0 || g.N < 0 || g.K < 0) return false;
   if (g.M > kMaxInt || g.N > kMaxInt || g.K > kMaxInt) return false;
-  if (g.config < -1 || g.config >= kNumGemmConfigs) return false;
+  if (g.config < -1 || g.config >= kNumConfigs) return false;
   const std::int64_t a_row = g.trans_a ? g.M : g.K, b_row = g.trans_b ? g.K : g.N;
   if (g.lda < a_row || g.ldb < b_row || g.ldd < g.N) return false;
   return true;
@@ -61,6 +68,31 @@ bool tensor_core_path(const GemmArgs& g, int config, int num_sms) {
   return sm90_entry(g).ok(g, config, num_sms);
 }
 
+// M <= 16 rows of a [M, K] times b stored [N, K], both K-contiguous and 16-byte aligned (the
+// kernel's k and column indices are ints: N and K below 2^30).
+bool skinny_serves(const GemmArgs& g) {
+  constexpr std::int64_t kLimit = std::int64_t{1} << 30;
+  return !g.trans_a && g.trans_b && g.M >= 1 && g.M <= kSkinnyM && g.K > 0 && g.K % 8 == 0 &&
+         g.K < kLimit && g.N < kLimit && g.lda % 8 == 0 && g.ldb % 8 == 0 && is_aligned16(g.a) &&
+         is_aligned16(g.b);
+}
+
+template <class T>
+cudaError_t launch_skinny(const GemmArgs& g, cudaStream_t stream) {
+  const GemmSkinnyParams<T> p{static_cast<const T*>(g.a),
+                              static_cast<const T*>(g.b),
+                              static_cast<T*>(g.d),
+                              static_cast<int>(g.M),
+                              static_cast<int>(g.N),
+                              static_cast<int>(g.K),
+                              g.lda,
+                              g.ldb,
+                              g.ldd};
+  const auto ctas = static_cast<unsigned>((g.N + kSkinnyCols - 1) / kSkinnyCols);
+  gemm_skinny_kernel<T><<<ctas, kSkinnyWarps * 32, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
 template <class T>
 cudaError_t launch_fallback(const GemmArgs& g, cudaStream_t stream) {
   const GemmFallbackParams<T> p{static_cast<const T*>(g.a),
@@ -83,10 +115,11 @@ cudaError_t launch_fallback(const GemmArgs& g, cudaStream_t stream) {
 }  // namespace
 
 int gemm_num_configs() {
-  return kNumGemmConfigs;
+  return kNumConfigs;
 }
 
 const char* gemm_config_name(int config) {
+  if (config == kSkinnyConfig) return "M <= 16: mma.sync 16x32 per CTA, K split over 8 warps";
   return config >= 0 && config < kNumGemmConfigs ? kGemmConfigs[config].name : "";
 }
 
@@ -96,16 +129,24 @@ int gemm_default_config(std::int64_t M, std::int64_t N, int num_sms) {
 
 bool gemm_uses_tensor_cores(const GemmArgs& g) {
   if (!valid(g) || g.M == 0 || g.N == 0) return false;
+  if (g.config == kSkinnyConfig && skinny_serves(g)) return true;
   const int sms = sm_count_or_default();
-  return tensor_core_path(g, g.config >= 0 ? g.config : pick_gemm_config(g.M, g.N, sms), sms);
+  const int config =
+      g.config >= 0 && g.config < kNumGemmConfigs ? g.config : pick_gemm_config(g.M, g.N, sms);
+  return tensor_core_path(g, config, sms);
 }
 
 cudaError_t gemm_launch(const GemmArgs& g, cudaStream_t stream) {
   if (!valid(g)) return cudaErrorInvalidValue;
   if (g.M == 0 || g.N == 0) return cudaSuccess;
   if (!g.d || (g.K > 0 && (!g.a || !g.b))) return cudaErrorInvalidValue;
+  if (g.config == kSkinnyConfig && skinny_serves(g)) {
+    if (g.dtype == DType::f16) return launch_skinny<__half>(g, stream);
+    return launch_skinny<__nv_bfloat16>(g, stream);
+  }
   const int sms = sm_count_or_default();
-  const int config = g.config >= 0 ? g.config : pick_gemm_config(g.M, g.N, sms);
+  const int config =
+      g.config >= 0 && g.config < kNumGemmConfigs ? g.config : pick_gemm_config(g.M, g.N, sms);
   if (tensor_core_path(g, config, sms)) {
     const cudaError_t err = sm90_entry(g).run(g, config, sms, stream);
     if (err != cudaSuccess) return err;

@@ -32,7 +32,7 @@ struct GemmArgs {
   bool trans_a = false;
   bool trans_b = true;
   DType dtype = DType::bf16;  // f16 or bf16
-  int config = -1;  // index into the tensor-core config table (gemm_config_name); -1: heuristic
+  int config = -1;            // a tensor-core config (gemm_config_name); -1: heuristic
 };
 
 /// Enqueues the product on `stream`. cudaErrorInvalidValue for malformed args (f32, leading dim
@@ -40,14 +40,17 @@ struct GemmArgs {
 /// a no-op; K == 0 writes zeros.
 cudaError_t gemm_launch(const GemmArgs& args, cudaStream_t stream);
 
-/// Number of tensor-core launch configurations (valid values of GemmArgs::config). A config
-/// only selects among tensor-core kernels; shapes that need the fallback ignore it.
+/// Number of tensor-core launch configurations (valid values of GemmArgs::config): the CUTLASS
+/// table (gemm/gemm_configs.hpp), then the decode-shape kernel (M <= 16, trans_b;
+/// gemm/gemm_skinny.cuh). Shapes a config cannot serve run elsewhere: a CUTLASS config's on the
+/// fallback, the decode kernel's as with config -1.
 int gemm_num_configs();
 
 /// Human-readable name of config `config` (tile, cluster, schedule), "" when out of range.
 const char* gemm_config_name(int config);
 
-/// True when `args` runs on the TMA/wgmma kernels, false when it takes the CUDA-core fallback.
+/// True when `args` runs on tensor cores (CUTLASS or the decode-shape kernel), false when it
+/// takes the CUDA-core fallback.
 bool gemm_uses_tensor_cores(const GemmArgs& args);
 
 /// The config gemm_launch uses for config == -1 on a device with `num_sms` multiprocessors.

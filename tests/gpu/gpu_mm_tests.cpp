@@ -121,7 +121,7 @@ void run_gemm_case(DType dtype, const GemmCase& c, bool ta, bool tb, int config,
                 "offset=%lld config=%d path=%s",
                 dtype_name(dtype), (long long)c.M, (long long)c.N, (long long)c.K, ta, tb,
                 (long long)c.pad_a, (long long)c.pad_b, (long long)c.pad_d, (long long)c.offset,
-                config, kernels::gemm_uses_tensor_cores(g) ? "wgmma" : "fallback");
+                config, kernels::gemm_uses_tensor_cores(g) ? "tensor cores" : "fallback");
   const cudaError_t err = kernels::gemm_launch(g, nullptr);
   if (err != cudaSuccess) return fail(name, cudaGetErrorString(err));
   TS_CUDA_CHECK(cudaDeviceSynchronize());
@@ -172,7 +172,10 @@ void gemm_sweep(std::uint64_t& seed) {
     for (DType dtype : {DType::bf16, DType::f16})
       for (bool ta : {false, true})
         for (bool tb : {false, true})
-          for (const GemmCase& c : {GemmCase{520, 264, 200}, GemmCase{1024, 1024, 1024}})
+          // The last two: decode shapes (M <= 16) for the decode-shape config, which takes
+          // them only with trans_b; rows and columns past M and N, K not a multiple of 32.
+          for (const GemmCase& c : {GemmCase{520, 264, 200}, GemmCase{1024, 1024, 1024},
+                                    GemmCase{16, 6144, 512}, GemmCase{7, 200, 1032}})
             run_gemm_case(dtype, c, ta, tb, config, ++seed);
 }
 

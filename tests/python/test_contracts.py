@@ -452,15 +452,18 @@ def test_every_attention_config_matches_the_reference(dtype, layout, tmp_path, m
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_every_gemm_config_matches_the_reference(dtype, tmp_path, monkeypatch):
-    # Every CUTLASS config (tile shape, cluster, ping-pong or cooperative) in all four layouts, on
-    # shapes TMA can describe (strides of 16 bytes) that still leave partial tiles in M, N and K.
+    # Every config (CUTLASS tile shapes, clusters, ping-pong or cooperative; the decode-shape
+    # mma.sync kernel) in all four layouts, on shapes TMA can describe (strides of 16 bytes) that
+    # still leave partial tiles in M, N and K; the last two are decode shapes (M <= 16), which
+    # the decode-shape config serves with trans_b (K not a multiple of its 32-wide chunks).
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
     op_name = "GEMMFwdOp"
     spec = _spec(op_name)
     configs = _kernels.num_configs(registry.get(op_name).kernel)
-    assert configs >= 4
+    assert configs >= 5
     for ta, tb in ((False, True), (False, False), (True, True), (True, False)):
-        for m, n, k in ((128, 256, 64), (264, 136, 200), (520, 392, 1032)):
+        for m, n, k in ((128, 256, 64), (264, 136, 200), (520, 392, 1032), (16, 200, 264),
+                        (1, 136, 1032)):
             case = testing.Case({"M": m, "N": n, "K": k}, {"trans_a": ta, "trans_b": tb})
             inputs, _ = testing.instantiate(spec, case, {"T": dtype})
             tensors = testing.make_inputs(spec, inputs, "cuda")
