@@ -77,6 +77,17 @@ bool skinny_serves(const GemmArgs& g) {
          is_aligned16(g.b);
 }
 
+// The decode-shape kernel when it is asked for and serves the shape; else the CUTLASS config
+// (asked for, or the heuristic's) that tensor_core_path checks and gemm_launch runs.
+bool takes_skinny(const GemmArgs& g) {
+  return g.config == kSkinnyConfig && skinny_serves(g);
+}
+
+int cutlass_config(const GemmArgs& g, int num_sms) {
+  return g.config >= 0 && g.config < kNumGemmConfigs ? g.config
+                                                     : pick_gemm_config(g.M, g.N, num_sms);
+}
+
 template <class T>
 cudaError_t launch_skinny(const GemmArgs& g, cudaStream_t stream) {
   const GemmSkinnyParams<T> p{static_cast<const T*>(g.a),
@@ -129,24 +140,21 @@ int gemm_default_config(std::int64_t M, std::int64_t N, int num_sms) {
 
 bool gemm_uses_tensor_cores(const GemmArgs& g) {
   if (!valid(g) || g.M == 0 || g.N == 0) return false;
-  if (g.config == kSkinnyConfig && skinny_serves(g)) return true;
+  if (takes_skinny(g)) return true;
   const int sms = sm_count_or_default();
-  const int config =
-      g.config >= 0 && g.config < kNumGemmConfigs ? g.config : pick_gemm_config(g.M, g.N, sms);
-  return tensor_core_path(g, config, sms);
+  return tensor_core_path(g, cutlass_config(g, sms), sms);
 }
 
 cudaError_t gemm_launch(const GemmArgs& g, cudaStream_t stream) {
   if (!valid(g)) return cudaErrorInvalidValue;
   if (g.M == 0 || g.N == 0) return cudaSuccess;
   if (!g.d || (g.K > 0 && (!g.a || !g.b))) return cudaErrorInvalidValue;
-  if (g.config == kSkinnyConfig && skinny_serves(g)) {
+  if (takes_skinny(g)) {
     if (g.dtype == DType::f16) return launch_skinny<__half>(g, stream);
     return launch_skinny<__nv_bfloat16>(g, stream);
   }
   const int sms = sm_count_or_default();
-  const int config =
-      g.config >= 0 && g.config < kNumGemmConfigs ? g.config : pick_gemm_config(g.M, g.N, sms);
+  const int config = cutlass_config(g, sms);
   if (tensor_core_path(g, config, sms)) {
     const cudaError_t err = sm90_entry(g).run(g, config, sms, stream);
     if (err != cudaSuccess) return err;
