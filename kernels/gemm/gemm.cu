@@ -13,11 +13,16 @@ namespace {
 
 constexpr std::int64_t kMaxInt = (std::int64_t{1} << 31) - 1;
 
-// The config after the CUTLASS table: the decode-shape kernel (gemm_skinny.cuh). A tuning
-// candidate only; shapes it does not serve take the default config, as the CUTLASS configs leave
-// shapes TMA cannot describe to the fallback.
+// The configs after the CUTLASS table: the decode-shape kernel's variants (gemm_skinny.cuh,
+// kGemmSkinnyShapes), the first also the default where it serves (gemm_skinny_serves); shapes
+// they do not serve take the default config, as the CUTLASS configs leave shapes TMA cannot
+// describe to the fallback.
 constexpr int kSkinnyConfig = kNumGemmConfigs;
-constexpr int kNumConfigs = kNumGemmConfigs + 1;
+constexpr int kNumConfigs = kNumGemmConfigs + kNumGemmSkinnyShapes;
+
+bool is_skinny_config(int config) {
+  return config >= kSkinnyConfig && config < kNumConfigs;
+}
 
 bool valid(const GemmArgs& g) {
   if (g.dtype != DType::f16 && g.dtype != DType::bf16) return false;
@@ -68,19 +73,11 @@ bool tensor_core_path(const GemmArgs& g, int config, int num_sms) {
   return sm90_entry(g).ok(g, config, num_sms);
 }
 
-// M <= 16 rows of a [M, K] times b stored [N, K], both K-contiguous and 16-byte aligned (the
-// kernel's k and column indices are ints: N and K below 2^30).
-bool skinny_serves(const GemmArgs& g) {
-  constexpr std::int64_t kLimit = std::int64_t{1} << 30;
-  return !g.trans_a && g.trans_b && g.M >= 1 && g.M <= kSkinnyM && g.K > 0 && g.K % 8 == 0 &&
-         g.K < kLimit && g.N < kLimit && g.lda % 8 == 0 && g.ldb % 8 == 0 && is_aligned16(g.a) &&
-         is_aligned16(g.b);
-}
-
-// The decode-shape kernel when it is asked for and serves the shape; else the CUTLASS config
-// (asked for, or the heuristic's) that tensor_core_path checks and gemm_launch runs.
+// The decode-shape kernel when it serves the shape and the config is the default or its own;
+// else the CUTLASS config (asked for, or the heuristic's) that tensor_core_path checks and
+// gemm_launch runs.
 bool takes_skinny(const GemmArgs& g) {
-  return g.config == kSkinnyConfig && skinny_serves(g);
+  return (g.config == -1 || is_skinny_config(g.config)) && gemm_skinny_serves(g);
 }
 
 int cutlass_config(const GemmArgs& g, int num_sms) {
@@ -99,9 +96,15 @@ cudaError_t launch_skinny(const GemmArgs& g, cudaStream_t stream) {
                               g.lda,
                               g.ldb,
                               g.ldd};
-  const auto ctas = static_cast<unsigned>((g.N + kSkinnyCols - 1) / kSkinnyCols);
-  gemm_skinny_kernel<T><<<ctas, kSkinnyWarps * 32, 0, stream>>>(p);
-  return cudaGetLastError();
+  const int variant = g.config == -1 ? 0 : g.config - kSkinnyConfig;
+  return dispatch_config<kNumGemmSkinnyShapes>(variant, [&](auto v) {
+    constexpr GemmSkinnyShape kShape = kGemmSkinnyShapes[v];
+    const auto ctas =
+        static_cast<unsigned>((g.N + 8 * kShape.subtiles - 1) / (8 * kShape.subtiles));
+    gemm_skinny_kernel<T, kShape.subtiles, kShape.in_flight, kShape.min_blocks>
+        <<<ctas, kSkinnyWarps * 32, 0, stream>>>(p);
+    return cudaGetLastError();
+  });
 }
 
 template <class T>
@@ -130,12 +133,12 @@ int gemm_num_configs() {
 }
 
 const char* gemm_config_name(int config) {
-  if (config == kSkinnyConfig) return "M <= 16: mma.sync 16x32 per CTA, K split over 8 warps";
+  if (is_skinny_config(config)) return kGemmSkinnyShapes[config - kSkinnyConfig].name;
   return config >= 0 && config < kNumGemmConfigs ? kGemmConfigs[config].name : "";
 }
 
-int gemm_default_config(std::int64_t M, std::int64_t N, int num_sms) {
-  return pick_gemm_config(M, N, num_sms);
+int gemm_default_config(const GemmArgs& g, int num_sms) {
+  return gemm_skinny_serves(g) ? kSkinnyConfig : pick_gemm_config(g.M, g.N, num_sms);
 }
 
 bool gemm_uses_tensor_cores(const GemmArgs& g) {

@@ -12,7 +12,8 @@
 // Kernels: CUTLASS 3 sm_90a (TMA + warp-specialized wgmma) when every pointer is 16-byte
 // aligned and every leading dim and contiguous extent is a multiple of 8 elements (TMA's
 // 16-byte rule); otherwise a plain tiled CUDA-core kernel that is correct for any shape and
-// stride but an order of magnitude slower (gemm_uses_tensor_cores() says which one runs).
+// stride but an order of magnitude slower (gemm_uses_tensor_cores() says which one runs). Decode
+// shapes (M <= 16, b stored [N, K], K % 8 == 0) take an mma.sync kernel that streams b.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -42,8 +43,8 @@ cudaError_t gemm_launch(const GemmArgs& args, cudaStream_t stream);
 
 /// Number of tensor-core launch configurations (valid values of GemmArgs::config): the CUTLASS
 /// table (gemm/gemm_configs.hpp), then the decode-shape kernel (M <= 16, trans_b;
-/// gemm/gemm_skinny.cuh). Shapes a config cannot serve run elsewhere: a CUTLASS config's on the
-/// fallback, the decode kernel's as with config -1.
+/// gemm/gemm_skinny.cuh; the default where it serves). Shapes a config cannot serve run
+/// elsewhere: a CUTLASS config's on the fallback, the decode kernel's as with config -1.
 int gemm_num_configs();
 
 /// Human-readable name of config `config` (tile, cluster, schedule), "" when out of range.
@@ -53,8 +54,9 @@ const char* gemm_config_name(int config);
 /// takes the CUDA-core fallback.
 bool gemm_uses_tensor_cores(const GemmArgs& args);
 
-/// The config gemm_launch uses for config == -1 on a device with `num_sms` multiprocessors.
-int gemm_default_config(std::int64_t M, std::int64_t N, int num_sms);
+/// The config gemm_launch uses for `args` with config == -1 on a device with `num_sms`
+/// multiprocessors: the decode-shape kernel where it serves, else the CUTLASS heuristic's.
+int gemm_default_config(const GemmArgs& args, int num_sms);
 
 /// fp64 CPU reference over host pointers (same Args); writes d rounded to dtype.
 void gemm_reference(const GemmArgs& args);

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "gemm/gemm.hpp"
+
 namespace ts::kernels {
 
 struct GemmConfig {
@@ -35,6 +37,44 @@ inline int pick_gemm_config(std::int64_t M, std::int64_t N, int num_sms) {
   if (gemm_tiles(kGemmConfigs[0], M, N) >= 2 * sms) return 0;
   if (gemm_tiles(kGemmConfigs[1], M, N) >= sms) return 1;
   return 2;
+}
+
+/// Rows the decode-shape kernel (gemm_skinny.cuh) covers: one mma.sync row block.
+inline constexpr std::int64_t kGemmSkinnyMaxM = 16;
+
+/// Variants of the decode-shape kernel, configs kNumGemmConfigs + i (the first is the default).
+/// Its time is the stream of b; they trade columns per CTA (a's re-reads from L2, and how evenly
+/// N / columns CTAs fill the last wave: Llama-3-8B gate-up's 896 CTAs of 32 columns are 3.4 waves
+/// of 264) against bytes in flight per thread and CTAs per SM.
+struct GemmSkinnyShape {
+  int subtiles;    // n8 subtiles per CTA: 8 * subtiles columns
+  int in_flight;   // 32-wide k chunks a thread loads before their mmas
+  int min_blocks;  // CTAs per SM the register budget is cut for (__launch_bounds__)
+  const char* name;
+};
+// Registers (ptxas -v, nvcc 13.0, bf16), none spilled: 119, 96, 79, 80, 188.
+inline constexpr GemmSkinnyShape kGemmSkinnyShapes[] = {
+    {4, 3, 2, "M <= 16 mma.sync: 32 columns a CTA, 3 k chunks in flight, 2 CTAs an SM"},
+    {2, 4, 2, "M <= 16 mma.sync: 16 columns a CTA, 4 k chunks in flight, 2 CTAs an SM"},
+    {2, 4, 3, "M <= 16 mma.sync: 16 columns a CTA, 4 k chunks in flight, 3 CTAs an SM"},
+    {4, 2, 3, "M <= 16 mma.sync: 32 columns a CTA, 2 k chunks in flight, 3 CTAs an SM"},
+    {4, 6, 1, "M <= 16 mma.sync: 32 columns a CTA, 6 k chunks in flight, 1 CTA an SM"},
+};
+inline constexpr int kNumGemmSkinnyShapes =
+    sizeof(kGemmSkinnyShapes) / sizeof(kGemmSkinnyShapes[0]);
+
+/// True when the decode-shape kernel serves `g`: M <= 16 rows of a [M, K] times b stored [N, K],
+/// both K-contiguous with 16-byte aligned rows (its k and column indices are ints: N and K below
+/// 2^30). It is the default there (config -1): on the H100 it took 24 / 93 us for Llama-3-8B's
+/// decode qkv / gate-up where the CUTLASS configs' best took 35 / 99 (tuner, 2026-12-07).
+inline bool gemm_skinny_serves(const GemmArgs& g) {
+  constexpr std::int64_t kLimit = std::int64_t{1} << 30;
+  const auto aligned16 = [](const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  };
+  return !g.trans_a && g.trans_b && g.M >= 1 && g.M <= kGemmSkinnyMaxM && g.K > 0 && g.K % 8 == 0 &&
+         g.K < kLimit && g.N < kLimit && g.lda % 8 == 0 && g.ldb % 8 == 0 && aligned16(g.a) &&
+         aligned16(g.b);
 }
 
 }  // namespace ts::kernels

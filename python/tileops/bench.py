@@ -18,45 +18,29 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 import sys
 from pathlib import Path
 
 import torch
 
-from . import _kernels, manifest, registry, testing
+from . import _kernels, manifest, registry, testing, timing
 from .op import DTYPE_NAMES
 
-FLUSH_BYTES = 256 << 20
 METHOD = ("CUDA events per run; L2 flushed (256 MiB read) before each run; host queued ahead "
           "(device sleep before the timed runs); median of {runs} runs, spread p10-p90")
 
 
 class _Timer:
+    """tileops bench's timing (timing.py): one flush buffer, `runs` timed calls per measurement."""
+
     def __init__(self, runs: int, warmup: int = 5):
         self.runs, self.warmup = runs, warmup
-        self.flush = torch.ones(FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
+        self.flush = timing.flush_buffer()
 
     def __call__(self, fn, settle=None) -> dict:
         """`settle`: an untimed call between the flush and the start event (diagnostics)."""
-        for _ in range(self.warmup):
-            fn()
-        torch.cuda.synchronize()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.runs)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.runs)]
-        torch.cuda._sleep(50_000_000)  # ~25 ms on the GPU while the host queues every run
-        for s, e in zip(starts, ends):
-            self.flush.sum()  # reads every line of the buffer; the L2 then holds only clean lines
-            if settle is not None:
-                settle()
-            s.record()
-            fn()
-            e.record()
-        torch.cuda.synchronize()
-        us = sorted(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
-        q = statistics.quantiles(us, n=10, method="inclusive")
-        return {"median_us": statistics.median(us), "p10_us": q[0], "p90_us": q[-1],
-                "runs": self.runs}
+        return timing.summary(timing.time_runs(fn, self.runs, self.flush, warmup=self.warmup,
+                                               settle=settle))
 
 
 def _outputs(op_name, result, tensors, spec):

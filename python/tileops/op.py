@@ -29,7 +29,7 @@ import torch
 
 from _tscore import __version__
 
-from . import _kernels, manifest, tune
+from . import _kernels, manifest, timing, tune
 
 TORCH_DTYPES = {
     "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
@@ -247,6 +247,7 @@ class Op:
         reference = [r.clone() for r in results(ref_in, outs)]
         launch_error = _kernels.launch_error_type()
         tried: dict[int, float] = {}
+        flush = timing.flush_buffer(reference[0].device if reference else None)
         for cfg in range(n):
             ins = fresh()
             try:
@@ -260,25 +261,18 @@ class Op:
                 warnings.warn(f"{type(self).__name__}: config {cfg} disagrees with the default "
                               "config on this shape; not a tuning candidate")
                 continue
-            tried[cfg] = self._time_config(call, ins, outs, cfg, stream)
+            tried[cfg] = self._time_config(call, ins, outs, cfg, stream, flush)
         if not tried:
             return -1, 0.0, {}
         best = min(tried, key=tried.get)
         return best, tried[best], tried
 
-    def _time_config(self, call, ins, outs, cfg, stream, reps: int = 20) -> float:
-        """Median microseconds of one launch (CUDA events, `reps` single-launch samples)."""
-        s = torch.cuda.current_stream()
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                  for _ in range(reps)]
-        self._launch(call, ins, outs, cfg, stream)  # warm-up
-        for start, end in events:
-            start.record(s)
-            self._launch(call, ins, outs, cfg, stream)
-            end.record(s)
-        s.synchronize()
-        times = sorted(a.elapsed_time(b) * 1e3 for a, b in events)
-        return times[len(times) // 2]
+    def _time_config(self, call, ins, outs, cfg, stream, flush, reps: int = 20) -> float:
+        """Median microseconds of one launch, timed as `tileops bench` times (timing.py: L2
+        flushed, host queued ahead), so configs of microsecond kernels rank by their own time."""
+        us = timing.time_runs(lambda: self._launch(call, ins, outs, cfg, stream), reps, flush,
+                              warmup=1, host_lead_cycles=10_000_000)
+        return us[len(us) // 2]
 
     # -- calls -------------------------------------------------------------------------------
 

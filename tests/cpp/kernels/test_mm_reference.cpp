@@ -88,6 +88,30 @@ TEST(GemmConfigs, HeuristicUsesBigTilesOnlyWhenTheyFillTheDevice) {
   }
 }
 
+TEST(GemmConfigs, DecodeShapesTakeTheDecodeKernelOnlyWhereItServes) {
+  alignas(16) static std::uint16_t buf[16];
+  GemmArgs g;  // Llama-3-8B decode qkv: [16, 4096] @ [6144, 4096]^T
+  g.a = g.b = buf, g.d = buf, g.M = 16, g.N = 6144, g.K = 4096, g.lda = g.ldb = 4096, g.ldd = 6144;
+  EXPECT_TRUE(gemm_skinny_serves(g));
+  GemmArgs one = g;
+  one.M = 1;
+  EXPECT_TRUE(gemm_skinny_serves(one));
+  const auto refused = [&](auto change) {
+    GemmArgs h = g;
+    change(h);
+    return !gemm_skinny_serves(h);
+  };
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.M = 17; }));  // more rows than one mma block
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.M = 0; }));
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.trans_b = false; }));  // b stored [K, N]
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.trans_a = true; }));
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.K = 4100; }));  // a k tail shorter than 16 bytes
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.lda = 4100; }));
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.ldb = 4100; }));
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.b = buf + 1; }));  // rows not 16-byte aligned
+  EXPECT_TRUE(refused([](GemmArgs& h) { h.N = std::int64_t{1} << 30; }));
+}
+
 // Attention helper: contiguous [B, H, S, D] strides.
 void strides(std::int64_t H, std::int64_t S, std::int64_t D, std::int64_t out[4]) {
   out[0] = H * S * D, out[1] = S * D, out[2] = D, out[3] = 1;

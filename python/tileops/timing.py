@@ -1,0 +1,53 @@
+"""How tileops times GPU work, for the tuner (`op.request_tune()`) and `tileops bench` alike.
+
+Each run is bracketed by CUDA events, after the L2 is flushed by reading a buffer larger than it
+(a read leaves clean lines; a write flush leaves dirty lines that the timed run then pays to write
+back). A device-side sleep first lets the host queue every run ahead of the GPU, so the host's
+launch cost stays out of the events: without it a 4 us decode kernel measured 8-9 us through the
+Python launch path, every config alike, and the tuner's choice among them was noise (H100,
+2026-12-07: RMSNorm 16 x 8192 tuned to a config 0.67x torch.compile).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+FLUSH_BYTES = 256 << 20  # over four times the H200's 60 MB of L2
+
+
+def flush_buffer(device=None) -> torch.Tensor:
+    """A buffer whose read evicts the L2 (FLUSH_BYTES on `device`, the current one by default)."""
+    return torch.ones(FLUSH_BYTES // 4, dtype=torch.float32, device=device or "cuda")
+
+
+def time_runs(fn, runs: int, flush: torch.Tensor, *, warmup: int = 5, settle=None,
+              host_lead_cycles: int = 50_000_000) -> list[float]:
+    """Microseconds of `runs` calls of `fn` on the current stream, sorted.
+
+    `settle`: an untimed call between the flush and the start event (diagnostics).
+    `host_lead_cycles`: the device sleep before the timed runs (50M cycles: about 25 ms), long
+    enough for the host to queue every run's flush, events and call.
+    """
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    torch.cuda._sleep(host_lead_cycles)
+    for start, end in zip(starts, ends):
+        flush.sum()
+        if settle is not None:
+            settle()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return sorted(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
+
+
+def summary(us: list[float]) -> dict:
+    """Median and p10-p90 of sorted microsecond timings."""
+    q = statistics.quantiles(us, n=10, method="inclusive")
+    return {"median_us": statistics.median(us), "p10_us": q[0], "p90_us": q[-1], "runs": len(us)}
