@@ -18,9 +18,10 @@ struct GemmConfig {
 inline constexpr GemmConfig kGemmConfigs[] = {
     {128, 256, 64, 2, 1, true, "128x256x64 cluster 2x1 cooperative"},  // 0: large problems
     {128, 128, 64, 2, 1, false, "128x128x64 cluster 2x1 ping-pong"},   // 1: medium
-    {128, 64, 64, 1, 1, false, "128x64x64 cluster 1x1 ping-pong"},     // 2: few tiles (1k^2)
-    // 3: about one tile per SM (1k^2: 128 tiles on 132 SMs). A ping-pong CTA with one tile runs
-    // one consumer warpgroup; here both split its rows. Tuning candidate, not yet a default.
+    {128, 64, 64, 1, 1, false, "128x64x64 cluster 1x1 ping-pong"},     // 2: few tiles
+    // 3: at most one tile per SM (1k^2: 128 tiles on 132 SMs). A ping-pong CTA with one tile runs
+    // one consumer warpgroup; here both split its rows: 9.3-9.5 us at 1k^2 where config 2 took
+    // 9.8-10.4 (H100, tuner, 2026-12-07, f16 and bf16, nn and nt).
     {128, 64, 64, 1, 1, true, "128x64x64 cluster 1x1 cooperative"},
 };
 inline constexpr int kNumGemmConfigs = sizeof(kGemmConfigs) / sizeof(kGemmConfigs[0]);
@@ -31,12 +32,13 @@ constexpr std::int64_t gemm_tiles(const GemmConfig& c, std::int64_t M, std::int6
 }
 
 /// Largest tile that still gives every SM at least one tile (and, for the 128x256 tile, two
-/// waves' worth, so the last wave's imbalance stays small); the smallest tile otherwise.
+/// waves' worth, so the last wave's imbalance stays small); the smallest tile otherwise, ping-pong
+/// while SMs get several tiles, cooperative once each gets at most one.
 inline int pick_gemm_config(std::int64_t M, std::int64_t N, int num_sms) {
   const std::int64_t sms = num_sms > 0 ? num_sms : 132;
   if (gemm_tiles(kGemmConfigs[0], M, N) >= 2 * sms) return 0;
   if (gemm_tiles(kGemmConfigs[1], M, N) >= sms) return 1;
-  return 2;
+  return gemm_tiles(kGemmConfigs[2], M, N) > sms ? 2 : 3;
 }
 
 /// Rows the decode-shape kernel (gemm_skinny.cuh) covers: one mma.sync row block.
@@ -52,10 +54,13 @@ struct GemmSkinnyShape {
   int min_blocks;  // CTAs per SM the register budget is cut for (__launch_bounds__)
   const char* name;
 };
-// Registers (ptxas -v, nvcc 13.0, bf16), none spilled: 119, 96, 79, 80, 188.
+// Registers (ptxas -v, nvcc 13.0, bf16), none spilled: 96, 119, 79, 80, 188. The default (first):
+// on the H100 (tuner, 2026-12-07) 23.3 / 86.3 us for Llama-3-8B decode qkv / gate-up, where 32
+// columns a CTA with 3 chunks in flight took 24.8 / 93.6 and the best CUTLASS config 35.0 / 99.4;
+// the last variant tied it on gate-up (85.8).
 inline constexpr GemmSkinnyShape kGemmSkinnyShapes[] = {
-    {4, 3, 2, "M <= 16 mma.sync: 32 columns a CTA, 3 k chunks in flight, 2 CTAs an SM"},
     {2, 4, 2, "M <= 16 mma.sync: 16 columns a CTA, 4 k chunks in flight, 2 CTAs an SM"},
+    {4, 3, 2, "M <= 16 mma.sync: 32 columns a CTA, 3 k chunks in flight, 2 CTAs an SM"},
     {2, 4, 3, "M <= 16 mma.sync: 16 columns a CTA, 4 k chunks in flight, 3 CTAs an SM"},
     {4, 2, 3, "M <= 16 mma.sync: 32 columns a CTA, 2 k chunks in flight, 3 CTAs an SM"},
     {4, 6, 1, "M <= 16 mma.sync: 32 columns a CTA, 6 k chunks in flight, 1 CTA an SM"},

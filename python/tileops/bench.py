@@ -312,6 +312,11 @@ def run(args) -> int:
         rows += bench_op(name, timer, args.profile, not args.no_compile, args.dtype, args.label,
                          args.quick, lambda s: print(s, flush=True), getattr(args, "tune", False),
                          copy_tbps=copy_tbps)
+    if not rows:
+        print(f"tileops bench: no workload row of {', '.join(ops)} matches"
+              f"{f' --label {args.label!r}' if args.label else ''}"
+              f"{f' --dtype {args.dtype!r}' if args.dtype else ''}", file=sys.stderr)
+        return 1
     report = {"device": device, "torch": torch.__version__, "profile": args.profile,
               "copy_tbps": copy_tbps,
               "tuned": bool(getattr(args, "tune", False)),

@@ -79,9 +79,11 @@ TEST(GemmConfigs, HeuristicUsesBigTilesOnlyWhenTheyFillTheDevice) {
   EXPECT_EQ(pick_gemm_config(4096, 4096, 132), 0);  // 512 tiles of 128 x 256
   EXPECT_EQ(pick_gemm_config(8192, 28672, 132), 0);
   EXPECT_EQ(pick_gemm_config(2048, 2048, 132), 1);  // 128 big tiles < 2 waves; 256 medium
-  EXPECT_EQ(pick_gemm_config(1024, 1024, 132), 2);  // 64 medium tiles < 132 SMs
-  EXPECT_EQ(pick_gemm_config(16, 6144, 132), 2);
-  EXPECT_EQ(pick_gemm_config(1, 1, 0), 2);  // unknown SM count: assumes 132
+  EXPECT_EQ(pick_gemm_config(2048, 1024, 132), 2);  // 128 medium tiles < 132; 256 small
+  EXPECT_EQ(pick_gemm_config(1024, 1024, 132), 3);  // 128 small tiles: one an SM, cooperative
+  EXPECT_EQ(pick_gemm_config(1024, 1024, 100), 2);  // 64 medium < 100 < 128 small: ping-pong
+  EXPECT_EQ(pick_gemm_config(16, 6144, 132), 3);
+  EXPECT_EQ(pick_gemm_config(1, 1, 0), 3);  // unknown SM count: assumes 132
   for (const GemmConfig& c : kGemmConfigs) {
     EXPECT_EQ(c.tile_k * 2 % 128, 0) << c.name;  // K tile: whole 128-byte swizzle rows
     EXPECT_TRUE(!c.cooperative || c.tile_m >= 128) << c.name;
