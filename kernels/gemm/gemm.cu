@@ -107,6 +107,12 @@ cudaError_t launch_skinny(const GemmArgs& g, cudaStream_t stream) {
   });
 }
 
+// Calls f(T{}) with T the 16-bit storage type of `dtype` (valid() refuses every other dtype).
+template <class F>
+cudaError_t dispatch_16bit(DType dtype, F&& f) {
+  return dtype == DType::f16 ? f(__half{}) : f(__nv_bfloat16{});
+}
+
 template <class T>
 cudaError_t launch_fallback(const GemmArgs& g, cudaStream_t stream) {
   const GemmFallbackParams<T> p{static_cast<const T*>(g.a),
@@ -152,10 +158,8 @@ cudaError_t gemm_launch(const GemmArgs& g, cudaStream_t stream) {
   if (!valid(g)) return cudaErrorInvalidValue;
   if (g.M == 0 || g.N == 0) return cudaSuccess;
   if (!g.d || (g.K > 0 && (!g.a || !g.b))) return cudaErrorInvalidValue;
-  if (takes_skinny(g)) {
-    if (g.dtype == DType::f16) return launch_skinny<__half>(g, stream);
-    return launch_skinny<__nv_bfloat16>(g, stream);
-  }
+  if (takes_skinny(g))
+    return dispatch_16bit(g.dtype, [&](auto t) { return launch_skinny<decltype(t)>(g, stream); });
   const int sms = sm_count_or_default();
   const int config = cutlass_config(g, sms);
   if (tensor_core_path(g, config, sms)) {
@@ -164,8 +168,7 @@ cudaError_t gemm_launch(const GemmArgs& g, cudaStream_t stream) {
     return cudaGetLastError();
   }
   if ((g.N + kFbTile - 1) / kFbTile > 65535) return cudaErrorInvalidValue;
-  if (g.dtype == DType::f16) return launch_fallback<__half>(g, stream);
-  return launch_fallback<__nv_bfloat16>(g, stream);
+  return dispatch_16bit(g.dtype, [&](auto t) { return launch_fallback<decltype(t)>(g, stream); });
 }
 
 }  // namespace ts::kernels
