@@ -380,6 +380,27 @@ def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
     _check(op_name, _run(again, fresh), want)
 
 
+@pytest.mark.gpu
+def test_tuning_on_a_full_device_times_with_a_warm_l2(tmp_path, monkeypatch):
+    # The tuner's 256 MiB flush buffer may not fit beside a user's tensors: tuning still picks a
+    # config (timed with the L2 warm) and says so, rather than failing the call.
+    from tileops import timing
+
+    def no_room(device=None):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory (test)")
+
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(timing, "flush_buffer", no_room)
+    tune.forget()
+    x = torch.randn(64, 1024, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
+    op = _op("RMSNormFwdOp", {"eps": 1e-6}).request_tune()
+    with pytest.warns(UserWarning, match="no room on the device for the 256 MiB L2 flush"):
+        y = op(x, w)
+    _check("RMSNormFwdOp", [y], testing.reference("RMSNormFwdOp", [x, w], op.param_values))
+    assert list(op.chosen_configs().values())[0] >= 0
+
+
 ROW_OPS = ["RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp", "SiluAndMulFwdOp"]
 
 
