@@ -105,6 +105,12 @@ def copy_bandwidth(timer, nbytes: int = 2 << 30) -> float:
     return 2 * nbytes / (t["median_us"] * 1e-6) / 1e12
 
 
+def selected_workloads(spec, dtype: str | None, label: str | None) -> list[dict]:
+    """The spec's workload calls that `--dtype` and `--label` keep (all when unset)."""
+    return [w for w in spec.workloads()
+            if (not label or w["label"] == label) and (not dtype or f"={dtype}" in w["dtype_case"])]
+
+
 def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str | None,
              label: str | None, first_only: bool, log, tuned: bool = False,
              device: str = "cuda", copy_tbps: float | None = None) -> list[dict]:
@@ -115,11 +121,7 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
     spec = manifest.op(op_name)
     cls = registry.get(op_name)
     rows = []
-    for w in spec.workloads():
-        if label and w["label"] != label:
-            continue
-        if dtype and f"={dtype}" not in w["dtype_case"]:
-            continue
+    for w in selected_workloads(spec, dtype, label):
         roof = spec.roofline(w["bound"], profile)
         row = {"op": op_name, "workload": w["label"], "dtypes": w["dtype_case"],
                "inputs": [None if d is None else [d[0], list(d[1])] for d in w["inputs"]],
@@ -291,6 +293,12 @@ def run(args) -> int:
                   f"(implemented: {', '.join(ops)})", file=sys.stderr)
             return 1
         ops = wanted
+    if (args.label or args.dtype) and not any(
+            selected_workloads(manifest.op(name), args.dtype, args.label) for name in ops):
+        print(f"tileops bench: no workload row of {', '.join(ops)} matches"
+              f"{f' --label {args.label!r}' if args.label else ''}"
+              f"{f' --dtype {args.dtype!r}' if args.dtype else ''}", file=sys.stderr)
+        return 1
     if not torch.cuda.is_available():
         print("tileops bench: no CUDA GPU here; nothing to time", file=sys.stderr)
         return 2
@@ -312,11 +320,6 @@ def run(args) -> int:
         rows += bench_op(name, timer, args.profile, not args.no_compile, args.dtype, args.label,
                          args.quick, lambda s: print(s, flush=True), getattr(args, "tune", False),
                          copy_tbps=copy_tbps)
-    if not rows:
-        print(f"tileops bench: no workload row of {', '.join(ops)} matches"
-              f"{f' --label {args.label!r}' if args.label else ''}"
-              f"{f' --dtype {args.dtype!r}' if args.dtype else ''}", file=sys.stderr)
-        return 1
     report = {"device": device, "torch": torch.__version__, "profile": args.profile,
               "copy_tbps": copy_tbps,
               "tuned": bool(getattr(args, "tune", False)),

@@ -70,6 +70,17 @@ def test_bench_names_unknown_ops_before_looking_for_a_gpu():
     assert "implemented: " in r.stderr and "SoftmaxFwdOp" in r.stderr
 
 
+def test_bench_names_a_label_or_dtype_that_matches_no_row_before_looking_for_a_gpu():
+    r = subprocess.run([sys.executable, "-m", "tileops.cli", "bench", "--op", "RMSNormFwdOp",
+                        "--label", "llama3-8b-decode", "--dtype", "float32"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("tileops bench: no workload row of RMSNormFwdOp matches "
+                                "--label 'llama3-8b-decode' --dtype 'float32'")
+    kept = bench.selected_workloads(manifest.op("RMSNormFwdOp"), "bfloat16", "llama3-8b-decode")
+    assert [w["label"] for w in kept] == ["llama3-8b-decode"]
+
+
 @pytest.mark.gpu
 def test_bench_one_op_end_to_end(tmp_path):
     out = tmp_path / "bench.json"
