@@ -26,8 +26,9 @@ import torch
 from . import _kernels, manifest, registry, testing, timing
 from .op import DTYPE_NAMES
 
-METHOD = ("CUDA events per run; L2 flushed (256 MiB read) before each run; host queued ahead "
-          "(device sleep before the timed runs); median of {runs} runs, spread p10-p90")
+METHOD = (f"CUDA events per run; L2 flushed ({timing.FLUSH_BYTES >> 20} MiB read) before each run; "
+          "host queued ahead (device sleep before the timed runs); median of {runs} runs, "
+          "spread p10-p90")
 
 
 class _Timer:

@@ -247,12 +247,13 @@ class Op:
         reference = [r.clone() for r in results(ref_in, outs)]
         launch_error = _kernels.launch_error_type()
         tried: dict[int, float] = {}
+        device = reference[0].device if reference else None
         try:
-            flush = timing.flush_buffer(reference[0].device if reference else None)
+            flush = timing.flush_buffer(device)
         except torch.cuda.OutOfMemoryError:  # a full device still gets tuned, L2 warm
             warnings.warn(f"{type(self).__name__}: no room on the device for the "
                           f"{timing.FLUSH_BYTES >> 20} MiB L2 flush; configs timed with a warm L2")
-            flush = torch.zeros(1, device=reference[0].device if reference else "cuda")
+            flush = torch.zeros(1, device=device or "cuda")
         for cfg in range(n):
             ins = fresh()
             try:
