@@ -28,17 +28,21 @@ ROWS = [
 
 
 def cases():
-    """(label, tileops call, torch.compile call): the compiled side is what tileops bench
-    compiles, testing.torch_equivalent."""
+    """(label, (tileops call, its twin), (torch.compile call, its twin)): the compiled side is
+    what tileops bench compiles, testing.torch_equivalent. A twin is the same call on other
+    tensors of the same shapes: run between the flush and the start event, it leaves the
+    kernel's code and launch state warm while the timed call's data stays cold."""
     registry.load_builtin_ops()
     for name, shapes, params in ROWS:
         tensors = [torch.randn(s, device="cuda", dtype=torch.bfloat16) for s in shapes]
+        twins = [torch.randn_like(t) for t in tensors]
         op = registry.get(name)(**params)
         torch._dynamo.reset()  # each row compiles the same function afresh, as tileops bench
         compiled = torch.compile(partial(testing.torch_equivalent, name), dynamic=False)
         label = f"{name} {'x'.join(map(str, shapes[0]))}"
-        yield label, (lambda op=op, t=tensors: op(*t)), (
-            lambda c=compiled, t=tensors, p=params: c(t, p))
+        yield label, ((lambda op=op, t=tensors: op(*t)), (lambda op=op, t=twins: op(*t))), (
+            (lambda c=compiled, t=tensors, p=params: c(t, p)),
+            (lambda c=compiled, t=twins, p=params: c(t, p)))
 
 
 def main() -> int:
@@ -49,14 +53,17 @@ def main() -> int:
     p.add_argument("--settle", action="store_true",
                    help="also time each call after a one-element fill between the flush and the "
                         "start event: if the gap to torch.compile closes, it comes from the state "
-                        "the flush's reduction leaves on the SMs, not from the kernel")
+                        "the flush's reduction leaves on the SMs, not from the kernel; and after "
+                        "the same call on twin tensors ('+code'): if it closes there, the cold "
+                        "kernel code after the flush is the cause")
     args = p.parse_args()
     timer = _Timer(max(args.runs, 2))  # tileops bench's own timing: flush, events
     one = torch.zeros(1, device="cuda")
-    settles = [("", None)] + ([(" +fill", lambda: one.fill_(1.0))] if args.settle else [])
+    fill = lambda: one.fill_(1.0)  # noqa: E731
     for name, ours, compiled in cases():
-        for suffix, settle in settles:
-            for label, fn in (("tileops", ours), ("torch.compile", compiled)):
+        for label, (fn, twin) in (("tileops", ours), ("torch.compile", compiled)):
+            settles = [("", None)] + ([(" +fill", fill), (" +code", twin)] if args.settle else [])
+            for suffix, settle in settles:
                 stats = timer(fn, settle)
                 print(f"{name:<30} {label + suffix:<20} {stats['median_us']:6.2f} us "
                       f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
