@@ -80,9 +80,10 @@ def rows_of(t: torch.Tensor) -> tuple[int, int] | None:
 
 
 def tune_version() -> str:
-    """What tuned choices are keyed by besides the device: the library version and the kernels'
-    build, so a rebuilt config table never serves an index measured on another one."""
-    return f"{__version__}+{_kernels.build_id()}"
+    """What tuned choices are keyed by besides the device: the library version, the kernels'
+    build (a rebuilt config table never serves an index measured on another one) and the timing
+    method (a choice timed another way is retuned)."""
+    return f"{__version__}+{_kernels.build_id()}+{timing.METHOD}"
 
 
 def device_name(device: torch.device) -> str:

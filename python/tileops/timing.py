@@ -15,6 +15,9 @@ import statistics
 import torch
 
 FLUSH_BYTES = 256 << 20  # over four times the H200's 60 MB of L2
+# Names this method in the tuner's cache key (op.tune_version): a choice timed another way (before
+# the host was queued ahead, choices among decode configs were launch-overhead noise) is retuned.
+METHOD = "flushed-queued-events.1"
 
 
 def flush_buffer(device=None) -> torch.Tensor:

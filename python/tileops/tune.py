@@ -1,12 +1,14 @@
 """Where `op.request_tune()` keeps its choices: one JSON file per device and kernel build.
 
     $TILESMITH_CACHE_DIR/tileops/tune/<device>-v<version>.json   (else ~/.cache/tileops/tune/)
-    {"format": 1, "device": "NVIDIA H200", "version": "0.1.0+3f2a9c0d1e4b",
+    {"format": 1, "device": "NVIDIA H200",
+     "version": "0.1.0+3f2a9c0d1e4b+flushed-queued-events.1",
      "entries": {"RMSNormFwdOp|bfloat16[8192,4096]:1,bfloat16[4096]:1|eps=1e-06":
                  {"config": 3, "us": 41.2, "tried": {"0": 55.1, "3": 41.2, ...}}}}
 
-`version` is op.tune_version(): the library version and a hash of the built kernels, since a
-config index only means something for the config table it was measured on.
+`version` is op.tune_version(): the library version, a hash of the built kernels (a config index
+only means something for the config table it was measured on) and timing.METHOD (a choice
+timed another way is made again).
 
 Writes are atomic (a temporary file in the same folder, then os.replace) and merge with what
 another process wrote in between, so concurrent tuners never leave a torn file.

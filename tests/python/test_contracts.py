@@ -278,11 +278,12 @@ def test_tune_cache_writes_atomically_and_merges(tmp_path, monkeypatch):
     assert tune.TuneCache("NVIDIA H200", "0.1.0").get("RMSNormFwdOp|x") is None
 
 
-def test_tuned_choices_are_keyed_by_the_kernel_build():
+def test_tuned_choices_are_keyed_by_the_kernel_build_and_the_timing_method():
+    from tileops import timing
     from tileops.op import __version__, tune_version
 
-    version, build = tune_version().split("+")
-    assert version == __version__
+    version, build, method = tune_version().split("+")
+    assert version == __version__ and method == timing.METHOD
     if not _kernels.available():
         assert build == "none"
         return
