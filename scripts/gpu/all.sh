@@ -41,7 +41,7 @@ run_phase() {
       timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_TUNED_ARGS:-${TILEOPS_BENCH_ARGS:-}} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
     decode_probe)  # tileops against torch.compile on the decode rows: events, then ncu
-      timeout "$((limit / 3))" python3 scripts/gpu/decode_probe.py --settle > "$dir/events.txt" 2>&1
+      timeout "$((limit / 3))" python3 scripts/gpu/decode_probe.py --settle --graph > "$dir/events.txt" 2>&1
       if command -v nsys > /dev/null; then  # the timeline: gaps between the flush and each kernel
         timeout "$((limit / 4))" nsys profile -o /tmp/probe --force-overwrite true python3 scripts/gpu/decode_probe.py --runs 20 > "$dir/nsys.log" 2>&1
         nsys stats --report cuda_gpu_trace --format csv /tmp/probe.nsys-rep > "$dir/gpu_trace.csv" 2>> "$dir/nsys.log"

@@ -45,6 +45,22 @@ def cases():
             (lambda c=compiled, t=twins, p=params: c(t, p)))
 
 
+def graphed(fn):
+    """`fn` captured once in a CUDA graph (after warm-up on a side stream); returns its replay.
+    Timed like the direct call, a replay submits the same kernel through the graph path, so a gap
+    that stays under replay is not in how the host submits the launch."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
 def main() -> int:
     import argparse
 
@@ -56,15 +72,22 @@ def main() -> int:
                         "the flush's reduction leaves on the SMs, not from the kernel; and after "
                         "the same call on twin tensors ('+code'): if it closes there, the cold "
                         "kernel code after the flush is the cause")
+    p.add_argument("--graph", action="store_true",
+                   help="also time each call captured in a CUDA graph and replayed ('graph')")
     args = p.parse_args()
     timer = _Timer(max(args.runs, 2))  # tileops bench's own timing: flush, events
     one = torch.zeros(1, device="cuda")
     fill = lambda: one.fill_(1.0)  # noqa: E731
     for name, ours, compiled in cases():
         for label, (fn, twin) in (("tileops", ours), ("torch.compile", compiled)):
-            settles = [("", None)] + ([(" +fill", fill), (" +code", twin)] if args.settle else [])
-            for suffix, settle in settles:
-                stats = timer(fn, settle)
+            runs = [("", fn, None)]
+            if args.settle:
+                twin()  # any compile for the twins happens here, not inside the timed loop
+                runs += [(" +fill", fn, fill), (" +code", fn, twin)]
+            if args.graph:
+                runs += [(" graph", graphed(fn), None)]
+            for suffix, call, settle in runs:
+                stats = timer(call, settle)
                 print(f"{name:<30} {label + suffix:<20} {stats['median_us']:6.2f} us "
                       f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
     return 0
