@@ -38,6 +38,7 @@ inline constexpr RowConfig kRowConfigs[] = {
     {4, 1, 1},    // 6: 128 threads, one vector each: latency-bound small batches
     {16, 1, 1},   // 7: 512 threads, one vector each: decode rows of 4096..8192
     {32, 1, 1},   // 8: 1024 threads, one vector each: decode rows of 8192..16384
+    {16, 1, 2},   // 9: 512 threads, two vectors each: decode rows of 8192..16384
 };
 inline constexpr int kNumRowConfigs = sizeof(kRowConfigs) / sizeof(kRowConfigs[0]);
 
@@ -65,10 +66,11 @@ inline int pick_row_config(std::int64_t rows, std::int64_t row_vecs, int num_sms
     if (row_vecs <= 32) return 0;
     if (row_vecs <= 128) return 6;
     if (row_vecs <= 512) return 7;
-    // One vector per thread also lets the norms load their weights with x (one DRAM round
-    // trip, not two: H200 bf16 16 x 4096 went 5.1 -> 4.8 us with config 7). At 16 x 8192 the
-    // H100 tuner timed config 8 at 9.2 us and config 4 at 9.3 (2026-12-06): no gain there yet.
-    if (row_vecs <= 1024) return 8;
+    // One or two vectors per thread also let the norms load their weights with x (one DRAM
+    // round trip, not two: H200 bf16 16 x 4096 went 5.1 -> 4.8 us with config 7). At 16 x 8192,
+    // 512 threads of two vectors (Triton's shape): Nsight Compute on the H100 timed config 8's
+    // 1024 threads at 4.1 us against Triton's 512 at 3.8-3.9 (2026-12-07).
+    if (row_vecs <= 1024) return 9;
     return 4;  // H200: 1024 threads streaming beat 512 x 16 cached (which spills) at 32 x 128k
   }
   // Configs 0..3 are ordered by capacity; take the first that holds the whole row. Longer rows

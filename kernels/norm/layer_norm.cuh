@@ -41,10 +41,10 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const float inv_cols = 1.f / static_cast<float>(p.cols);
 
   Vec<T, kVec> regs[kVecsPerThread];
-  // One-vector configs (the decode ones) load their weight and bias vectors with x's, as in
-  // rms_norm.cuh (wider configs lost occupancy doing so).
-  constexpr bool kPreload = kVecsPerThread == 1;
-  Vec<T, kVec> wregs[1], bregs[1];
+  // Configs of one or two vectors a thread (the decode ones) load their weight and bias vectors
+  // with x's, as in rms_norm.cuh (wider configs lost occupancy doing so).
+  constexpr bool kPreload = kVecsPerThread <= 2;
+  Vec<T, kVec> wregs[kPreload ? kVecsPerThread : 1], bregs[kPreload ? kVecsPerThread : 1];
   float sum = 0.f;
   if (cached) {
 #pragma unroll

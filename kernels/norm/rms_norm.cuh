@@ -39,12 +39,12 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const bool cached = nvec <= static_cast<std::int64_t>(kThreadsPerRow) * kVecsPerThread;
 
   Vec<T, kVec> regs[kVecsPerThread];
-  // One-vector configs (the decode ones) load their weight vector with x's: its round trip then
-  // overlaps x's instead of following the reduction (H200, bf16 16 x 4096: 5.1 -> 4.8 us).
-  // Wider configs keep the later load: preloading 4 vectors cost occupancy (16384 x 8192:
-  // 129.5 -> 161.6 us).
-  constexpr bool kPreloadW = kVecsPerThread == 1;
-  Vec<T, kVec> wregs[1];
+  // Configs of one or two vectors a thread (the decode ones) load their weight vectors with x's:
+  // the round trip then overlaps x's instead of following the reduction (H200, bf16 16 x 4096:
+  // 5.1 -> 4.8 us). Wider configs keep the later load: preloading 4 vectors cost occupancy
+  // (16384 x 8192: 129.5 -> 161.6 us).
+  constexpr bool kPreloadW = kVecsPerThread <= 2;
+  Vec<T, kVec> wregs[kPreloadW ? kVecsPerThread : 1];
   float sum_sq = 0.f;
   if (cached) {
 #pragma unroll

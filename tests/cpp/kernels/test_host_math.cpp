@@ -81,8 +81,10 @@ TEST(RowConfig, FewRowsSpreadEachRowOverMoreThreads) {
   EXPECT_EQ(c.capacity_vecs(), 512);
   EXPECT_EQ(c.vecs_per_thread, 1);
   EXPECT_EQ(pick_row_config(1, 10, 132), 0);
-  // bf16 [16, 8192] (llama3-70b decode) = 1024 vectors: still one vector per thread.
-  EXPECT_EQ(kRowConfigs[pick_row_config(16, 1024, 132)].vecs_per_thread, 1);
+  // bf16 [16, 8192] (llama3-70b decode) = 1024 vectors: 512 threads of two vectors, whose
+  // weights the norms load with x.
+  EXPECT_EQ(kRowConfigs[pick_row_config(16, 1024, 132)].vecs_per_thread, 2);
+  EXPECT_EQ(kRowConfigs[pick_row_config(16, 1024, 132)].threads_per_row(), 512);
   EXPECT_EQ(kRowConfigs[pick_row_config(16, 1024, 132)].capacity_vecs(), 1024);
   // Fewer rows than SMs gets at least as many threads per row as many rows would.
   for (std::int64_t vecs : {64, 512, 1024, 4096})
