@@ -77,7 +77,10 @@ def main() -> int:
     args = p.parse_args()
     timer = _Timer(max(args.runs, 2))  # tileops bench's own timing: flush, events
     one = torch.zeros(1, device="cuda")
-    fill = lambda: one.fill_(1.0)  # noqa: E731
+
+    def fill():
+        one.fill_(1.0)
+
     for name, ours, compiled in cases():
         for label, (fn, twin) in (("tileops", ours), ("torch.compile", compiled)):
             runs = [("", fn, None)]
