@@ -242,6 +242,14 @@ MockOpenAiServer::MockOpenAiServer(int port, std::string required_key) : impl_(n
     res.set_content(R"({"object":"list","data":[{"id":"mock-model","object":"model"}]})",
                     "application/json");
   });
+  // cpp-httplib 0.11 sets SO_REUSEPORT on Linux, which lets two servers bind one port and the
+  // kernel split connections between them: the fake cliproxyapi's port race with a parallel
+  // test's mock then passed the startup probe and lost the chat request to the other server.
+  // SO_REUSEADDR alone makes a taken port fail the bind, which open_route retries on a new port.
+  s.server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   if (port == 0)
     s.port = s.server.bind_to_any_port("127.0.0.1");
   else
