@@ -1,4 +1,4 @@
-"""Where `op.request_tune()` keeps its choices: one JSON file per device and kernel build.
+"""Where `op.request_tune()` keeps its choices: a JSON file per device, kernel build and timing.
 
     $TILESMITH_CACHE_DIR/tileops/tune/<device>-v<version>.json   (else ~/.cache/tileops/tune/)
     {"format": 1, "device": "NVIDIA H200",
