@@ -40,13 +40,8 @@ run_phase() {
     tileops_tuned)  # every config timed per row (the choices and timings kept in tune/)
       timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_TUNED_ARGS:-${TILEOPS_BENCH_ARGS:-}} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
-    decode_probe)  # tileops against torch.compile on the decode rows: events, then ncu
-      timeout "$((limit / 3))" python3 scripts/gpu/decode_probe.py --settle --graph > "$dir/events.txt" 2>&1
-      if command -v nsys > /dev/null; then  # the timeline: gaps between the flush and each kernel
-        timeout "$((limit / 4))" nsys profile -o /tmp/probe --force-overwrite true python3 scripts/gpu/decode_probe.py --runs 20 > "$dir/nsys.log" 2>&1
-        nsys stats --report cuda_gpu_trace --format csv /tmp/probe.nsys-rep > "$dir/gpu_trace.csv" 2>> "$dir/nsys.log"
-        python3 scripts/gpu/trace_gaps.py "$dir/gpu_trace.csv" > "$dir/gaps.txt" 2>> "$dir/nsys.log"
-      else echo "no nsys on this machine" > "$dir/nsys.log"; fi
+    decode_probe)  # tileops against torch.compile on the decode rows: events and the CUPTI timeline, then ncu
+      timeout "$((limit / 2))" python3 scripts/gpu/decode_probe.py --settle --graph --trace > "$dir/events.txt" 2>&1
       timeout "$((limit / 3))" ncu --clock-control none --csv --metrics \
         gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
         python3 scripts/gpu/decode_probe.py --runs 2 > "$dir/ncu.csv" 2> "$dir/ncu.log" ;;

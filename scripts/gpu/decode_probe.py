@@ -8,9 +8,15 @@ dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,
 launch__registers_per_thread python3 scripts/gpu/decode_probe.py --runs 2 > decode_probe.csv
 
 It also prints the medians of the same calls timed as tileops bench times them (its _Timer: the
-L2 flushed by a read before each, CUDA events). Diagnostic only (not a test)."""
+L2 flushed by a read before each, CUDA events). With --trace it also times the same flushed
+loop under torch.profiler (CUPTI: real clocks, the flush queued right before each call) and
+prints, per kernel, the median gap from the end of the GPU work before it to its start and its
+median duration: whether the event-timed gap to torch.compile is spent before the kernel starts
+or inside it. Diagnostic only (not a test)."""
 
+import statistics
 import sys
+from collections import defaultdict
 from functools import partial
 
 import torch
@@ -61,6 +67,29 @@ def graphed(fn):
     return graph.replay
 
 
+def timeline_gaps(prof) -> dict:
+    """kernel name -> (median ns from the end of the GPU work before it to its start, median
+    duration in ns, count), from a torch.profiler run with CUDA activity."""
+    events = sorted((e.start_ns(), e.duration_ns(), e.name())
+                    for e in prof.profiler.kineto_results.events()
+                    if e.device_type() == torch.autograd.DeviceType.CUDA)
+    gaps, durations = defaultdict(list), defaultdict(list)
+    for (s0, d0, _), (s1, d1, n1) in zip(events, events[1:]):
+        gaps[n1].append(s1 - (s0 + d0))
+        durations[n1].append(d1)
+    return {n: (statistics.median(gaps[n]), statistics.median(durations[n]), len(gaps[n]))
+            for n in gaps}
+
+
+def traced(timer, call) -> dict:
+    """`timer(call)` under torch.profiler: the same flushed, event-timed loop, seen by CUPTI."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        timer(call)
+    return timeline_gaps(prof)
+
+
 def main() -> int:
     import argparse
 
@@ -74,6 +103,9 @@ def main() -> int:
                         "kernel code after the flush is the cause")
     p.add_argument("--graph", action="store_true",
                    help="also time each call captured in a CUDA graph and replayed ('graph')")
+    p.add_argument("--trace", action="store_true",
+                   help="also print each side's kernel timeline under torch.profiler: gap before "
+                        "each kernel and its duration (medians)")
     args = p.parse_args()
     timer = _Timer(max(args.runs, 2))  # tileops bench's own timing: flush, events
     one = torch.zeros(1, device="cuda")
@@ -93,6 +125,11 @@ def main() -> int:
                 stats = timer(call, settle)
                 print(f"{name:<30} {label + suffix:<20} {stats['median_us']:6.2f} us "
                       f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
+            if args.trace:
+                for kernel, (gap, dur, n) in sorted(traced(timer, fn).items(),
+                                                    key=lambda kv: -kv[1][2]):
+                    print(f"    trace {label:<14} gap {gap:6.0f} ns  dur {dur:6.0f} ns  n {n:4d}  "
+                          f"{kernel[:70]}", flush=True)
     return 0
 
 
