@@ -195,5 +195,65 @@ __global__ void __launch_bounds__(kThreads)
       });
 }
 
+// ---- cluster kernel (common/row_config.hpp: kNormClusterConfigs) -----------------------------
+// As rms_norm_cluster_kernel: a row split over kCluster CTAs, each keeping its slice of x, w and
+// b in registers. Two cluster-wide sums: the mean, then the squared deviations from it (the
+// same two-pass variance as the row kernel). y may alias x (each CTA writes only its slice,
+// after both sums, and reads nothing after).
+template <class T, int kVec, int kThreads, int kVecsPerThread, int kCluster>
+__global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
+    layer_norm_cluster_kernel(const LayerNormParams<T> p) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ float scratch[kWarps];
+  __shared__ float partial;
+  ClusterCombine<float, kCluster> combine(&partial);
+  auto add = [](float a, float b) { return a + b; };
+  const int t = threadIdx.x;
+  const RowSlice slice = row_slice<kCluster>(p.cols / kVec);
+  const float inv_cols = 1.f / static_cast<float>(p.cols);
+  Vec<T, kVec> w[kVecsPerThread], b[kVecsPerThread], x[kVecsPerThread];
+  if (p.w) load_row_share<T, kVec, kThreads>(w, p.w + slice.begin * kVec, slice.nvec, t);
+  if (p.b) load_row_share<T, kVec, kThreads>(b, p.b + slice.begin * kVec, slice.nvec, t);
+  for (std::int64_t row = blockIdx.y; row < p.rows; row += gridDim.y) {
+    load_row_share<T, kVec, kThreads>(x, p.x + row * p.x_row_stride + slice.begin * kVec,
+                                      slice.nvec, t);
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreads < slice.nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) sum += to_float(x[i].v[e]);
+    const float mean = combine(group_sum<kWarps>(sum, scratch), add) * inv_cols;
+    float sum_dev = 0.f;
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i)
+      if (t + i * kThreads < slice.nvec)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const float d = to_float(x[i].v[e]) - mean;
+          sum_dev += d * d;
+        }
+    const float var = combine(group_sum<kWarps>(sum_dev, scratch), add) * inv_cols;
+    const float inv_std = rsqrtf(var + p.eps);  // one MUFU.RSQ, see rms_norm.cuh
+    T* y = p.y + row * p.y_row_stride + slice.begin * kVec;
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = t + i * kThreads;
+      if (j < slice.nvec) {
+        Vec<T, kVec> out;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          float v = (to_float(x[i].v[e]) - mean) * inv_std;
+          if (p.w) v *= to_float(w[i].v[e]);
+          if (p.b) v += to_float(b[i].v[e]);
+          out.v[e] = from_float<T>(v);
+        }
+        store_vec<T, kVec>(y + j * kVec, out);
+      }
+    }
+  }
+  combine.finish();
+}
+
 }  // namespace
 }  // namespace ts::kernels
