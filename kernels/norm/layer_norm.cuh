@@ -197,23 +197,20 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- cluster kernel (common/row_config.hpp: kNormClusterConfigs) -----------------------------
 // As rms_norm_cluster_kernel: a row split over kCluster CTAs, each keeping its slice of x, w and
-// b in registers. Each CTA takes its slice's count n, mean and sum of squared deviations M2
-// (two-pass, from registers), and one cluster exchange merges the triples (Chan et al.):
-//   n = n_a + n_b,  d = mean_b - mean_a,  mean = mean_a + d n_b / n,  M2 = M2_a + M2_b + d^2 n_a
-//   n_b / n
-// so the variance has no E[x^2] - E[x]^2 cancellation. y may alias x (each CTA writes only its
-// slice, after the exchange, and reads nothing after).
+// b in registers. Two cluster-wide sums: the mean, then the squared deviations from it (the
+// same two-pass variance as the row kernel). y may alias x (each CTA writes only its slice,
+// after both sums, and reads nothing after).
 template <class T, int kVec, int kThreads, int kVecsPerThread, int kCluster>
 __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     layer_norm_cluster_kernel(const LayerNormParams<T> p) {
   constexpr int kWarps = kThreads / 32;
   __shared__ float scratch[kWarps];
-  __shared__ float3 partial;  // (n, mean, M2) of this CTA's slice, read by the whole cluster
-  ClusterCombine<float3, kCluster> combine(&partial);
+  __shared__ float partial;
+  ClusterCombine<float, kCluster> combine(&partial);
+  auto add = [](float a, float b) { return a + b; };
   const int t = threadIdx.x;
   const RowSlice slice = row_slice<kCluster>(p.cols / kVec);
-  const float n_slice = static_cast<float>(slice.nvec * kVec);
-  const float inv_n_slice = slice.nvec > 0 ? 1.f / n_slice : 0.f;
+  const float inv_cols = 1.f / static_cast<float>(p.cols);
   Vec<T, kVec> w[kVecsPerThread], b[kVecsPerThread], x[kVecsPerThread];
   if (p.w) load_row_share<T, kVec, kThreads>(w, p.w + slice.begin * kVec, slice.nvec, t);
   if (p.b) load_row_share<T, kVec, kThreads>(b, p.b + slice.begin * kVec, slice.nvec, t);
@@ -226,25 +223,18 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
       if (t + i * kThreads < slice.nvec)
 #pragma unroll
         for (int e = 0; e < kVec; ++e) sum += to_float(x[i].v[e]);
-    const float slice_mean = group_sum<kWarps>(sum, scratch) * inv_n_slice;
+    const float mean = combine(group_sum<kWarps>(sum, scratch), add) * inv_cols;
     float sum_dev = 0.f;
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i)
       if (t + i * kThreads < slice.nvec)
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
-          const float d = to_float(x[i].v[e]) - slice_mean;
+          const float d = to_float(x[i].v[e]) - mean;
           sum_dev += d * d;
         }
-    const float slice_m2 = group_sum<kWarps>(sum_dev, scratch);
-    const float3 total =
-        combine(make_float3(n_slice, slice_mean, slice_m2), [](float3 a, float3 c) {
-          if (c.x == 0.f) return a;  // an empty slice (a row shorter than the cluster's split)
-          const float n = a.x + c.x, d = c.y - a.y, share = c.x / n;
-          return make_float3(n, a.y + d * share, a.z + c.z + d * d * a.x * share);
-        });
-    const float mean = total.y;
-    const float inv_std = rsqrtf(total.z / total.x + p.eps);  // one MUFU.RSQ, see rms_norm.cuh
+    const float var = combine(group_sum<kWarps>(sum_dev, scratch), add) * inv_cols;
+    const float inv_std = rsqrtf(var + p.eps);  // one MUFU.RSQ, see rms_norm.cuh
     T* y = p.y + row * p.y_row_stride + slice.begin * kVec;
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
