@@ -50,8 +50,7 @@ cudaError_t dispatch_row_config(int config, F&& f) {
 /// and served only for whole-vector rows that fit (else cudaErrorInvalidValue). Launches through
 /// row(T{}, integral_constant<kVec>, integral_constant<kConfig>), persistent(T{},
 /// integral_constant<kConfig>) or cluster(T{}, integral_constant<kConfig>).
-inline constexpr int kNumNormConfigs =
-    kNumRowConfigs + kNumPersistentConfigs + kNumNormClusterConfigs;
+inline constexpr int kNumNormConfigs = kNumRowConfigs + kNumPersistentConfigs + kNumNormClusterConfigs;
 
 template <class Row, class Persistent, class Cluster>
 cudaError_t dispatch_row_kernel(DType dtype, int config, bool vectorized, std::int64_t cols,

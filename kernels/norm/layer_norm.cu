@@ -38,9 +38,8 @@ void launch_layer_norm_persistent(const LayerNormArgs& a, cudaStream_t stream) {
 template <class T, int kConfig>
 void launch_layer_norm_cluster(const LayerNormArgs& a, cudaStream_t stream) {
   constexpr ClusterConfig c = kNormClusterConfigs[kConfig];
-  launch_cluster<
-      &layer_norm_cluster_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread, c.cluster>,
-      c.threads, c.cluster>(params_of<T>(a), a.rows, stream);
+  launch_cluster<&layer_norm_cluster_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread, c.cluster>,
+                 c.threads, c.cluster>(params_of<T>(a), a.rows, stream);
 }
 
 }  // namespace

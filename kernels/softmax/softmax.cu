@@ -33,8 +33,7 @@ constexpr ClusterConfig kSoftmaxClusterConfigs[] = {
     {512, 4, 8},   // up to 16384: bf16 vocab rows (128256)
     {1024, 4, 8},  // up to 32768: fp32 vocab rows
 };
-constexpr int kNumSoftmaxClusterConfigs =
-    sizeof(kSoftmaxClusterConfigs) / sizeof(kSoftmaxClusterConfigs[0]);
+constexpr int kNumSoftmaxClusterConfigs = sizeof(kSoftmaxClusterConfigs) / sizeof(kSoftmaxClusterConfigs[0]);
 
 template <class T, int kVec, int kConfig>
 void launch_softmax_cluster(const SoftmaxArgs& a, cudaStream_t stream) {
