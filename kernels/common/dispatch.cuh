@@ -45,32 +45,21 @@ cudaError_t dispatch_row_config(int config, F&& f) {
 }
 
 /// The norms' launch dispatch: configs [0, kNumRowConfigs) are row kernels (16-byte vectors
-/// when `vectorized`, else scalars); the next kNumPersistentConfigs are persistent kernels and
-/// the kNumNormClusterConfigs after them cluster kernels, both holding whole rows in registers
-/// and served only for whole-vector rows that fit (else cudaErrorInvalidValue). Launches through
-/// row(T{}, integral_constant<kVec>, integral_constant<kConfig>), persistent(T{},
-/// integral_constant<kConfig>) or cluster(T{}, integral_constant<kConfig>).
-inline constexpr int kNumNormConfigs = kNumRowConfigs + kNumPersistentConfigs + kNumNormClusterConfigs;
-
-template <class Row, class Persistent, class Cluster>
+/// when `vectorized`, else scalars); the next kNumPersistentConfigs are persistent kernels that
+/// hold whole rows in registers, served only for whole-vector rows that fit (else
+/// cudaErrorInvalidValue). Launches through row(T{}, integral_constant<kVec>,
+/// integral_constant<kConfig>) or persistent(T{}, integral_constant<kConfig>).
+template <class Row, class Persistent>
 cudaError_t dispatch_row_kernel(DType dtype, int config, bool vectorized, std::int64_t cols,
-                                Row&& row, Persistent&& persistent, Cluster&& cluster) {
+                                Row&& row, Persistent&& persistent) {
   const cudaError_t err = dispatch_dtype(dtype, [&](auto tag) {
     constexpr int kVec = 16 / sizeof(tag);
     if (config >= kNumRowConfigs) {
-      const int i = config - kNumRowConfigs;
-      const bool persistent_config = i < kNumPersistentConfigs;
-      const std::int64_t capacity =
-          persistent_config ? kPersistentConfigs[i].capacity_vecs()
-                            : kNormClusterConfigs[i - kNumPersistentConfigs].capacity_vecs();
-      if (!vectorized || cols % kVec != 0 || cols / kVec > capacity) return cudaErrorInvalidValue;
-      if (persistent_config)
-        return dispatch_config<kNumPersistentConfigs>(i, [&](auto cfg) {
-          persistent(tag, cfg);
-          return cudaSuccess;
-        });
-      return dispatch_config<kNumNormClusterConfigs>(i - kNumPersistentConfigs, [&](auto cfg) {
-        cluster(tag, cfg);
+      if (!vectorized || cols % kVec != 0 ||
+          cols / kVec > kPersistentConfigs[config - kNumRowConfigs].capacity_vecs())
+        return cudaErrorInvalidValue;
+      return dispatch_config<kNumPersistentConfigs>(config - kNumRowConfigs, [&](auto cfg) {
+        persistent(tag, cfg);
         return cudaSuccess;
       });
     }
@@ -106,14 +95,6 @@ void launch_persistent(const Params& p, std::int64_t rows, cudaStream_t stream) 
   const int sms = current_sm_count();
   const std::int64_t resident = std::int64_t{per_sm > 0 ? per_sm : 1} * (sms > 0 ? sms : 1);
   kKernel<<<static_cast<unsigned>(rows < resident ? rows : resident), kThreads, 0, stream>>>(p);
-}
-
-/// Launches a cluster kernel (one whose CTAs split a row, clusters walking rows y, y + gridDim.y,
-/// ...): kCluster CTAs a cluster, one cluster per row up to 65535.
-template <auto kKernel, int kThreads, int kCluster, class Params>
-void launch_cluster(const Params& p, std::int64_t rows, cudaStream_t stream) {
-  const auto clusters = static_cast<unsigned>(rows < 65535 ? rows : 65535);
-  kKernel<<<dim3(kCluster, clusters), kThreads, 0, stream>>>(p);
 }
 
 }  // namespace ts::kernels

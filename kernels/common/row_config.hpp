@@ -57,32 +57,6 @@ inline constexpr PersistentConfig kPersistentConfigs[] = {{128, 4}, {256, 2}, {2
 inline constexpr int kNumPersistentConfigs =
     sizeof(kPersistentConfigs) / sizeof(kPersistentConfigs[0]);
 
-/// Cluster configs: a row split over the `cluster` CTAs of a thread-block cluster, each CTA
-/// holding a slice of at most threads * vecs_per_thread vectors in registers, the reductions
-/// combined through distributed shared memory. Serves rows of whole 16-byte vectors, at most
-/// capacity_vecs() of them.
-struct ClusterConfig {
-  int threads;
-  int vecs_per_thread;
-  int cluster;
-  constexpr std::int64_t capacity_vecs() const {
-    return std::int64_t{threads} * vecs_per_thread * cluster;
-  }
-};
-
-/// The norms' cluster configs (tuning indices kNumRowConfigs + kNumPersistentConfigs + i), for
-/// fewer rows than SMs: one CTA a row loads a decode row (16 x 8192 bf16: 16 KiB of x and 16 of
-/// weights) through one SM; a cluster of 8 spreads it over 8.
-inline constexpr ClusterConfig kNormClusterConfigs[] = {
-    {64, 1, 8},   // 512 vectors: bf16 rows of 4096 on 2-warp CTAs
-    {128, 1, 4},  // 512 vectors
-    {128, 1, 8},  // 1024 vectors: bf16 rows of 8192
-    {256, 1, 4},  // 1024 vectors
-    {128, 2, 8},  // 2048 vectors: bf16 rows of 16384, fp32 rows of 8192
-};
-inline constexpr int kNumNormClusterConfigs =
-    sizeof(kNormClusterConfigs) / sizeof(kNormClusterConfigs[0]);
-
 /// Default config for `rows` rows of `row_vecs` vectors on a device with `num_sms` SMs.
 /// Enough rows to fill the device: the smallest config that keeps the whole row in registers
 /// (more rows per SM, more bytes in flight). Fewer rows than SMs: the kernel is latency-bound,

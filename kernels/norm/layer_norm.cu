@@ -35,17 +35,10 @@ void launch_layer_norm_persistent(const LayerNormArgs& a, cudaStream_t stream) {
                     c.threads>(params_of<T>(a), a.rows, stream);
 }
 
-template <class T, int kConfig>
-void launch_layer_norm_cluster(const LayerNormArgs& a, cudaStream_t stream) {
-  constexpr ClusterConfig c = kNormClusterConfigs[kConfig];
-  launch_cluster<&layer_norm_cluster_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread, c.cluster>,
-                 c.threads, c.cluster>(params_of<T>(a), a.rows, stream);
-}
-
 }  // namespace
 
 int layer_norm_num_configs() {
-  return kNumNormConfigs;
+  return kNumRowConfigs + kNumPersistentConfigs;
 }
 
 cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
@@ -71,8 +64,7 @@ cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
       },
       [&](auto tag, auto cfg) {
         launch_layer_norm_persistent<decltype(tag), cfg.value>(a, stream);
-      },
-      [&](auto tag, auto cfg) { launch_layer_norm_cluster<decltype(tag), cfg.value>(a, stream); });
+      });
 }
 
 }  // namespace ts::kernels

@@ -35,17 +35,10 @@ void launch_rms_norm_persistent(const RmsNormArgs& a, cudaStream_t stream) {
                     c.threads>(params_of<T>(a), a.rows, stream);
 }
 
-template <class T, int kConfig>
-void launch_rms_norm_cluster(const RmsNormArgs& a, cudaStream_t stream) {
-  constexpr ClusterConfig c = kNormClusterConfigs[kConfig];
-  launch_cluster<&rms_norm_cluster_kernel<T, 16 / sizeof(T), c.threads, c.vecs_per_thread, c.cluster>,
-                 c.threads, c.cluster>(params_of<T>(a), a.rows, stream);
-}
-
 }  // namespace
 
 int rms_norm_num_configs() {
-  return kNumNormConfigs;
+  return kNumRowConfigs + kNumPersistentConfigs;
 }
 
 cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
@@ -68,8 +61,7 @@ cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
       [&](auto tag, auto width, auto cfg) {
         launch_rms_norm<decltype(tag), width.value, cfg.value>(a, stream);
       },
-      [&](auto tag, auto cfg) { launch_rms_norm_persistent<decltype(tag), cfg.value>(a, stream); },
-      [&](auto tag, auto cfg) { launch_rms_norm_cluster<decltype(tag), cfg.value>(a, stream); });
+      [&](auto tag, auto cfg) { launch_rms_norm_persistent<decltype(tag), cfg.value>(a, stream); });
 }
 
 }  // namespace ts::kernels

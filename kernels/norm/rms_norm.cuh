@@ -155,51 +155,5 @@ __global__ void __launch_bounds__(kThreads) rms_norm_persistent_kernel(const Rms
       });
 }
 
-// ---- cluster kernel: a row split over the CTAs of a thread-block cluster ----------------------
-//
-// For fewer rows than SMs (decode): one CTA a row loads each row and its weights through one SM
-// (16 x 8192 bf16: 16 SMs of 132, 32 KiB each); split over a cluster of kCluster CTAs, each SM
-// loads 1/kCluster of it. CTA `rank` keeps its slice of x and of w in registers (at most
-// kThreads * kVecsPerThread vectors), reduces its sum of squares, and ClusterCombine adds the
-// kCluster partials. Grid (kCluster, rows) with rows looped by gridDim.y; whole-vector rows.
-template <class T, int kVec, int kThreads, int kVecsPerThread, int kCluster>
-__global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
-    rms_norm_cluster_kernel(const RmsNormParams<T> p) {
-  constexpr int kWarps = kThreads / 32;
-  __shared__ float scratch[kWarps];
-  __shared__ float partial;  // this CTA's sum of squares, read by the whole cluster
-  ClusterCombine<float, kCluster> combine(&partial);
-  const int t = threadIdx.x;
-  const RowSlice slice = row_slice<kCluster>(p.cols / kVec);
-  const float inv_cols = 1.f / static_cast<float>(p.cols);
-  Vec<T, kVec> w[kVecsPerThread], x[kVecsPerThread];
-  load_row_share<T, kVec, kThreads>(w, p.w + slice.begin * kVec, slice.nvec, t);
-  for (std::int64_t row = blockIdx.y; row < p.rows; row += gridDim.y) {
-    load_row_share<T, kVec, kThreads>(x, p.x + row * p.x_row_stride + slice.begin * kVec,
-                                      slice.nvec, t);
-    float sum_sq = 0.f;
-#pragma unroll
-    for (int i = 0; i < kVecsPerThread; ++i)
-      if (t + i * kThreads < slice.nvec)
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) sum_sq += to_float(x[i].v[e]) * to_float(x[i].v[e]);
-    sum_sq = combine(group_sum<kWarps>(sum_sq, scratch), [](float a, float b) { return a + b; });
-    const float inv_rms = rsqrtf(sum_sq * inv_cols + p.eps);
-    T* y = p.y + row * p.y_row_stride + slice.begin * kVec;
-#pragma unroll
-    for (int i = 0; i < kVecsPerThread; ++i) {
-      const std::int64_t j = t + i * kThreads;
-      if (j < slice.nvec) {
-        Vec<T, kVec> out;
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          out.v[e] = from_float<T>(to_float(x[i].v[e]) * inv_rms * to_float(w[i].v[e]));
-        store_vec<T, kVec>(y + j * kVec, out);
-      }
-    }
-  }
-  combine.finish();
-}
-
 }  // namespace
 }  // namespace ts::kernels

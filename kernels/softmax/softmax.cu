@@ -28,18 +28,28 @@ void launch_softmax(const SoftmaxArgs& a, cudaStream_t stream) {
 
 // Cluster configs (softmax_cluster_kernel), tuning indices kNumRowConfigs + i. A row of up to
 // threads * vecs_per_thread * cluster vectors is read once.
-constexpr ClusterConfig kSoftmaxClusterConfigs[] = {
+struct ClusterConfig {
+  int threads;
+  int vecs_per_thread;
+  int cluster;
+  constexpr std::int64_t capacity_vecs() const {
+    return std::int64_t{threads} * vecs_per_thread * cluster;
+  }
+};
+constexpr ClusterConfig kClusterConfigs[] = {
     {256, 4, 8},   // up to 8192 vectors: bf16 rows of 64k
     {512, 4, 8},   // up to 16384: bf16 vocab rows (128256)
     {1024, 4, 8},  // up to 32768: fp32 vocab rows
 };
-constexpr int kNumSoftmaxClusterConfigs = sizeof(kSoftmaxClusterConfigs) / sizeof(kSoftmaxClusterConfigs[0]);
+constexpr int kNumClusterConfigs = sizeof(kClusterConfigs) / sizeof(kClusterConfigs[0]);
 
 template <class T, int kVec, int kConfig>
 void launch_softmax_cluster(const SoftmaxArgs& a, cudaStream_t stream) {
-  constexpr ClusterConfig c = kSoftmaxClusterConfigs[kConfig];
-  launch_cluster<&softmax_cluster_kernel<T, kVec, c.threads, c.vecs_per_thread, c.cluster>,
-                 c.threads, c.cluster>(params_of<T>(a), a.rows, stream);
+  constexpr ClusterConfig c = kClusterConfigs[kConfig];
+  const SoftmaxParams<T> p = params_of<T>(a);
+  const auto rows = static_cast<unsigned>(a.rows < 65535 ? a.rows : 65535);
+  softmax_cluster_kernel<T, kVec, c.threads, c.vecs_per_thread, c.cluster>
+      <<<dim3(c.cluster, rows), c.threads, 0, stream>>>(p);
 }
 
 // Row config that streams long rows with many rows to do: 512 threads, one vector each.
@@ -49,15 +59,15 @@ static_assert(kRowConfigs[kStreamLongRows].threads_per_cta() == 512 &&
 
 // Cluster config for a vectorized row of row_vecs vectors: the smallest that holds it, or -1.
 int pick_cluster_config(std::int64_t row_vecs) {
-  for (int i = 0; i < kNumSoftmaxClusterConfigs; ++i)
-    if (kSoftmaxClusterConfigs[i].capacity_vecs() >= row_vecs) return i;
+  for (int i = 0; i < kNumClusterConfigs; ++i)
+    if (kClusterConfigs[i].capacity_vecs() >= row_vecs) return i;
   return -1;
 }
 
 }  // namespace
 
 int softmax_num_configs() {
-  return kNumRowConfigs + kNumSoftmaxClusterConfigs;
+  return kNumRowConfigs + kNumClusterConfigs;
 }
 
 cudaError_t softmax_launch(const SoftmaxArgs& a, cudaStream_t stream) {
@@ -95,7 +105,7 @@ cudaError_t softmax_launch(const SoftmaxArgs& a, cudaStream_t stream) {
     if (config >= kNumRowConfigs) {
       const int i = config - kNumRowConfigs;
       if (cluster_fit < 0 || i < cluster_fit) return cudaErrorInvalidValue;  // row does not fit
-      return dispatch_config<kNumSoftmaxClusterConfigs>(i, [&](auto cfg) {
+      return dispatch_config<kNumClusterConfigs>(i, [&](auto cfg) {
         launch_softmax_cluster<T, 16 / sizeof(T), cfg.value>(a, stream);
         return cudaSuccess;
       });

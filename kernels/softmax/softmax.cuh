@@ -3,6 +3,8 @@
 // 16384x8192 two expf per element would cost about as long as the HBM traffic.
 #pragma once
 
+#include <cooperative_groups.h>
+
 #include <cstdint>
 
 #include "common/fast_math.cuh"
@@ -126,29 +128,39 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
 // CTA `rank` of the cluster keeps slice `rank` in registers (kThreads x kVecsPerThread vectors
 // at most), so the row is read from HBM once however long it is (a CTA alone holds 64k bf16 at
 // most; rows of 128k then streamed twice, and 16 decode rows ran on 16 SMs). Each CTA reduces its
-// slice to (max m_r, sum s_r of exp2(z - m_r)) and ClusterCombine folds the kCluster pairs:
-//   (m, s) + (m', s') = (M, s * exp2(m - M) + s' * exp2(m' - M)),  M = max(m, m')
-// (a slice that is all -inf adds nothing). Grid: (kCluster, rows) with rows looped by gridDim.y;
-// vectorized rows only (cols % kVec == 0, 16-byte aligned).
+// slice to (max m_r, sum s_r of exp2(z - m_r)), publishes it in shared memory, and after a
+// cluster barrier reads all kCluster pairs through distributed shared memory:
+//   M = max_r m_r,  S = sum_r s_r * exp2(m_r - M)       (slices that are all -inf add nothing)
+// A second barrier keeps every CTA's pair alive until all have read it. Grid: (kCluster, rows)
+// with rows looped by gridDim.y; vectorized rows only (cols % kVec == 0, 16-byte aligned).
 template <class T, int kVec, int kThreads, int kVecsPerThread, int kCluster>
 __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     softmax_cluster_kernel(const SoftmaxParams<T> p) {
+  namespace cg = cooperative_groups;
   constexpr int kWarps = kThreads / 32;
   __shared__ float scratch[kWarps];
   __shared__ float2 partial;  // (m_r, s_r) of this CTA, read by the whole cluster
-  ClusterCombine<float2, kCluster> combine(&partial);
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
   const int t = threadIdx.x;
-  const RowSlice slice = row_slice<kCluster>(p.cols / kVec);
+  const std::int64_t nvec = p.cols / kVec;
+  const std::int64_t slice = (nvec + kCluster - 1) / kCluster;
+  const std::int64_t begin = rank * slice;
+  const std::int64_t end = begin + slice < nvec ? begin + slice : nvec;
 
   for (std::int64_t row = blockIdx.y; row < p.rows; row += gridDim.y) {
-    const T* x = p.x + row * p.x_row_stride + slice.begin * kVec;
-    T* y = p.y + row * p.y_row_stride + slice.begin * kVec;
+    const T* x = p.x + row * p.x_row_stride;
+    T* y = p.y + row * p.y_row_stride;
     Vec<T, kVec> regs[kVecsPerThread];
-    load_row_share<T, kVec, kThreads>(regs, x, slice.nvec, t);
+#pragma unroll
+    for (int i = 0; i < kVecsPerThread; ++i) {
+      const std::int64_t j = begin + t + i * kThreads;
+      if (j < end) regs[i] = load_vec<T, kVec>(x + j * kVec);
+    }
     float m = -INFINITY;
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i)
-      if (t + i * kThreads < slice.nvec)
+      if (begin + t + i * kThreads < end)
 #pragma unroll
         for (int e = 0; e < kVec; ++e) m = fmaxf(m, to_float(regs[i].v[e]) * kLog2e);
     m = group_max<kWarps>(m, scratch);
@@ -156,24 +168,29 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     if (m != -INFINITY) {
 #pragma unroll
       for (int i = 0; i < kVecsPerThread; ++i)
-        if (t + i * kThreads < slice.nvec)
+        if (begin + t + i * kThreads < end)
 #pragma unroll
           for (int e = 0; e < kVec; ++e) s += exp2_ftz(fmaf(to_float(regs[i].v[e]), kLog2e, -m));
     }
     s = group_sum<kWarps>(s, scratch);
-    const float2 total = combine(make_float2(m, s), [](float2 a, float2 b) {
-      const float top = fmaxf(a.x, b.x);
-      float sum = 0.f;
-      if (a.x != -INFINITY) sum += a.y * exp2_ftz(a.x - top);
-      if (b.x != -INFINITY) sum += b.y * exp2_ftz(b.x - top);
-      return make_float2(top, sum);
-    });
-    const float row_max = total.x;
-    const float inv_sum = 1.f / total.y;  // a row of all -inf: 1 / 0, and exp2(NaN) below
+    if (t == 0) partial = make_float2(m, s);
+    cluster.sync();  // every CTA's partial is published
+    float row_max = -INFINITY, row_sum = 0.f;
+    float2 parts[kCluster];
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) {
+      parts[r] = *cluster.map_shared_rank(&partial, r);
+      row_max = fmaxf(row_max, parts[r].x);
+    }
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r)
+      if (parts[r].x != -INFINITY) row_sum += parts[r].y * exp2_ftz(parts[r].x - row_max);
+    cluster.sync();  // every CTA has read every partial: they may be overwritten or freed
+    const float inv_sum = 1.f / row_sum;  // a row of all -inf: 1 / 0, and exp2(NaN) below
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
-      const std::int64_t j = t + i * kThreads;
-      if (j < slice.nvec) {
+      const std::int64_t j = begin + t + i * kThreads;
+      if (j < end) {
         Vec<T, kVec> out;
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
@@ -183,7 +200,6 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
       }
     }
   }
-  combine.finish();
 }
 
 }  // namespace
