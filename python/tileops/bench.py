@@ -1,10 +1,13 @@
 """`tileops bench`: every workload row and dtype of each implemented op's spec, timed against the
 strongest other implementation on the same GPU, with the gap to the spec's roofline.
 
-Method (stated in every report): CUDA events around each run, the L2 flushed before each run by
-reading a 256 MiB buffer (a read leaves clean lines: a write flush leaves the L2 full of dirty
-lines that the timed run then pays to write back, about 3 us on the H200, 6% of a 50 us RoPE row), the host queued ahead of the GPU (a device-side sleep before the timed
-runs, so launch overhead does not leak into the events), at least 50 runs, median with p10-p90.
+Method (stated in every report; timing.py): CUDA events around each run, the L2 flushed before
+each run by reading a 256 MiB buffer at evict_last priority (a read leaves clean lines: a write
+flush leaves the L2 full of dirty lines that the timed run then pays to write back, about 3 us on
+the H200, 6% of a 50 us RoPE row; a read at normal priority leaves the lines that Inductor's
+reductions load at evict_last), the host queued ahead of the GPU (a device-side sleep before the
+timed runs, so launch overhead does not leak into the events), at least 50 runs, median with
+p10-p90.
 Each implementation's output is checked against torch's before it is timed.
 
 Baselines: torch eager (the spec's ref_api through torch), torch.compile of the same, cuBLAS via
@@ -26,9 +29,9 @@ import torch
 from . import _kernels, manifest, registry, testing, timing
 from .op import DTYPE_NAMES
 
-METHOD = (f"CUDA events per run; L2 flushed ({timing.FLUSH_BYTES >> 20} MiB read) before each run; "
-          "host queued ahead (device sleep before the timed runs); median of {runs} runs, "
-          "spread p10-p90")
+METHOD = (f"CUDA events per run; L2 flushed ({timing.FLUSH_BYTES >> 20} MiB read at evict_last "
+          "priority) before each run; host queued ahead (device sleep before the timed runs); "
+          "median of {runs} runs, spread p10-p90")
 
 
 class _Timer:

@@ -41,7 +41,7 @@ run_phase() {
       timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_TUNED_ARGS:-${TILEOPS_BENCH_ARGS:-}} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
     decode_probe)  # tileops against torch.compile on the decode rows: events and the CUPTI timeline, then ncu
-      timeout "$((limit / 2))" python3 scripts/gpu/decode_probe.py --settle --graph --trace > "$dir/events.txt" 2>&1
+      timeout "$((limit / 2))" python3 scripts/gpu/decode_probe.py --settle --graph --plain-flush --trace > "$dir/events.txt" 2>&1
       timeout "$((limit / 3))" ncu --clock-control none --csv --metrics \
         gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
         python3 scripts/gpu/decode_probe.py --runs 2 > "$dir/ncu.csv" 2> "$dir/ncu.log" ;;

@@ -23,6 +23,7 @@ import torch
 
 from tileops import registry, testing
 from tileops.bench import _Timer
+from tileops.timing import summary, time_runs
 
 # (op, input shapes, params): the decode rows of specs/norm.yaml and specs/activation.yaml
 ROWS = [
@@ -103,6 +104,9 @@ def main() -> int:
                         "kernel code after the flush is the cause")
     p.add_argument("--graph", action="store_true",
                    help="also time each call captured in a CUDA graph and replayed ('graph')")
+    p.add_argument("--plain-flush", action="store_true",
+                   help="also time each call after the L2 flush of earlier runs, a normal-priority "
+                        "read ('plain'), which leaves lines loaded at evict_last in the L2")
     p.add_argument("--trace", action="store_true",
                    help="also print each side's kernel timeline under torch.profiler: gap before "
                         "each kernel and its duration (medians)")
@@ -121,8 +125,13 @@ def main() -> int:
                 runs += [(" +fill", fn, fill), (" +code", fn, twin)]
             if args.graph:
                 runs += [(" graph", graphed(fn), None)]
+            if args.plain_flush:
+                runs += [(" plain", fn, None)]
             for suffix, call, settle in runs:
-                stats = timer(call, settle)
+                if suffix == " plain":
+                    stats = summary(time_runs(call, timer.runs, lambda: timer.flush.sum()))
+                else:
+                    stats = timer(call, settle)
                 print(f"{name:<30} {label + suffix:<20} {stats['median_us']:6.2f} us "
                       f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
             if args.trace:
