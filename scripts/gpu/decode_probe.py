@@ -1,7 +1,8 @@
-"""Where the decode rows lose to torch.compile (0.81-0.97x on the H200 at 4-6 us, every config
-alike): each op and its torch.compile'd twin on the decode shapes, a few launches each, meant to
-run under Nsight Compute so the kernels' own durations, instruction counts and DRAM bytes can be
-set side by side:
+"""Where the decode rows lose to torch.compile (0.81-0.97x on the H200 at 4-6 us under the old
+normal-priority flush, which left Inductor's evict_last lines in the L2: bench/results/
+h100-decode-probe.txt): each op and its torch.compile'd twin on the decode shapes, a few launches
+each, meant to run under Nsight Compute so the kernels' own durations, instruction counts and
+DRAM bytes can be set side by side:
 
     ncu --clock-control none --csv --metrics gpu__time_duration.sum,smsp__inst_executed.sum,\
 dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,\
@@ -119,19 +120,18 @@ def main() -> int:
 
     for name, ours, compiled in cases():
         for label, (fn, twin) in (("tileops", ours), ("torch.compile", compiled)):
-            runs = [("", fn, None)]
+            cold = timer.flush  # read by timing.flush_l2, at evict_last priority
+            runs = [("", fn, None, cold)]
             if args.settle:
                 twin()  # any compile for the twins happens here, not inside the timed loop
-                runs += [(" +fill", fn, fill), (" +code", fn, twin)]
+                runs += [(" +fill", fn, fill, cold), (" +code", fn, twin, cold)]
             if args.graph:
-                runs += [(" graph", graphed(fn), None)]
+                runs += [(" graph", graphed(fn), None, cold)]
             if args.plain_flush:
-                runs += [(" plain", fn, None)]
-            for suffix, call, settle in runs:
-                if suffix == " plain":
-                    stats = summary(time_runs(call, timer.runs, lambda: timer.flush.sum()))
-                else:
-                    stats = timer(call, settle)
+                runs += [(" plain", fn, None, lambda: timer.flush.sum())]
+            for suffix, call, settle, flush in runs:
+                stats = summary(time_runs(call, timer.runs, flush, warmup=timer.warmup,
+                                          settle=settle))
                 print(f"{name:<30} {label + suffix:<20} {stats['median_us']:6.2f} us "
                       f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
             if args.trace:
