@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/reduce.cuh"
+#include "common/row_config.hpp"
 #include "common/vec.cuh"
 
 namespace ts::kernels {
@@ -41,9 +42,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const float inv_cols = 1.f / static_cast<float>(p.cols);
 
   Vec<T, kVec> regs[kVecsPerThread];
-  // Configs of one or two vectors a thread (the decode ones) load their weight and bias vectors
-  // with x's, as in rms_norm.cuh (wider configs lost occupancy doing so).
-  constexpr bool kPreload = kVecsPerThread <= 2;
+  constexpr bool kPreload = kVecsPerThread <= kNormPreloadMaxVecs;  // row_config.hpp: why
   Vec<T, kVec> wregs[kPreload ? kVecsPerThread : 1], bregs[kPreload ? kVecsPerThread : 1];
   float sum = 0.f;
   if (cached) {

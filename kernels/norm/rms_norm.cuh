@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "common/reduce.cuh"
+#include "common/row_config.hpp"
 #include "common/vec.cuh"
 
 namespace ts::kernels {
@@ -39,11 +40,7 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
   const bool cached = nvec <= static_cast<std::int64_t>(kThreadsPerRow) * kVecsPerThread;
 
   Vec<T, kVec> regs[kVecsPerThread];
-  // Configs of one or two vectors a thread (the decode ones) load their weight vectors with x's:
-  // the round trip then overlaps x's instead of following the reduction (H200, bf16 16 x 4096:
-  // 5.1 -> 4.8 us). Wider configs keep the later load: preloading 4 vectors cost occupancy
-  // (16384 x 8192: 129.5 -> 161.6 us).
-  constexpr bool kPreloadW = kVecsPerThread <= 2;
+  constexpr bool kPreloadW = kVecsPerThread <= kNormPreloadMaxVecs;  // row_config.hpp: why
   Vec<T, kVec> wregs[kPreloadW ? kVecsPerThread : 1];
   float sum_sq = 0.f;
   if (cached) {

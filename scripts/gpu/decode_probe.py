@@ -8,8 +8,8 @@ DRAM bytes can be set side by side:
 dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,\
 launch__registers_per_thread python3 scripts/gpu/decode_probe.py --runs 2 > decode_probe.csv
 
-It also prints the medians of the same calls timed as tileops bench times them (its _Timer: the
-L2 flushed by a read before each, CUDA events). With --trace it also times the same flushed
+It also prints the medians of the same calls timed as tileops bench times them
+(tileops.timing.time_runs: the L2 flushed before each, CUDA events). With --trace it also times the same flushed
 loop under torch.profiler (CUPTI: real clocks, the flush queued right before each call) and
 prints, per kernel, the median gap from the end of the GPU work before it to its start and its
 median duration: whether the event-timed gap to torch.compile is spent before the kernel starts
@@ -23,8 +23,7 @@ from functools import partial
 import torch
 
 from tileops import registry, testing
-from tileops.bench import _Timer
-from tileops.timing import summary, time_runs
+from tileops.timing import flush_buffer, summary, time_runs
 
 # (op, input shapes, params): the decode rows of specs/norm.yaml and specs/activation.yaml
 ROWS = [
@@ -83,12 +82,12 @@ def timeline_gaps(prof) -> dict:
             for n in gaps}
 
 
-def traced(timer, call) -> dict:
-    """`timer(call)` under torch.profiler: the same flushed, event-timed loop, seen by CUPTI."""
+def traced(call, runs: int, flush) -> dict:
+    """time_runs(call) under torch.profiler: the same flushed, event-timed loop, seen by CUPTI."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        timer(call)
+        time_runs(call, runs, flush)
     return timeline_gaps(prof)
 
 
@@ -112,7 +111,8 @@ def main() -> int:
                    help="also print each side's kernel timeline under torch.profiler: gap before "
                         "each kernel and its duration (medians)")
     args = p.parse_args()
-    timer = _Timer(max(args.runs, 2))  # tileops bench's own timing: flush, events
+    runs_per_row = max(args.runs, 2)
+    cold = flush_buffer()  # read by timing.flush_l2 at evict_last priority, as tileops bench does
     one = torch.zeros(1, device="cuda")
 
     def fill():
@@ -120,7 +120,6 @@ def main() -> int:
 
     for name, ours, compiled in cases():
         for label, (fn, twin) in (("tileops", ours), ("torch.compile", compiled)):
-            cold = timer.flush  # read by timing.flush_l2, at evict_last priority
             runs = [("", fn, None, cold)]
             if args.settle:
                 twin()  # any compile for the twins happens here, not inside the timed loop
@@ -128,14 +127,13 @@ def main() -> int:
             if args.graph:
                 runs += [(" graph", graphed(fn), None, cold)]
             if args.plain_flush:
-                runs += [(" plain", fn, None, lambda: timer.flush.sum())]
+                runs += [(" plain", fn, None, lambda: cold.sum())]
             for suffix, call, settle, flush in runs:
-                stats = summary(time_runs(call, timer.runs, flush, warmup=timer.warmup,
-                                          settle=settle))
+                stats = summary(time_runs(call, runs_per_row, flush, settle=settle))
                 print(f"{name:<30} {label + suffix:<20} {stats['median_us']:6.2f} us "
                       f"({stats['p10_us']:.2f}-{stats['p90_us']:.2f})", flush=True)
             if args.trace:
-                for kernel, (gap, dur, n) in sorted(traced(timer, fn).items(),
+                for kernel, (gap, dur, n) in sorted(traced(fn, runs_per_row, cold).items(),
                                                     key=lambda kv: -kv[1][2]):
                     print(f"    trace {label:<14} gap {gap:6.0f} ns  dur {dur:6.0f} ns  n {n:4d}  "
                           f"{kernel[:70]}", flush=True)
