@@ -7,13 +7,17 @@ flush leaves the L2 full of dirty lines that the timed run then pays to write ba
 the H200, 6% of a 50 us RoPE row; a read at normal priority leaves the lines that Inductor's
 reductions load at evict_last), the host queued ahead of the GPU (a device-side sleep before the
 timed runs, so launch overhead does not leak into the events), at least 50 runs, median with
-p10-p90.
+p10-p90. A row's implementations are timed in alternation, one run of each per cycle with the
+order rotating, so drift during the row (clocks, temperature) falls on all of them alike; two
+builds of the same kernels, timed in separate loops, differed by up to 1.5% (H100, 2026-12-07,
+bench/results/h100-rowops-cache-hints.txt: a against a2).
 Each implementation's output is checked against torch's before it is timed.
 
 Baselines: torch eager (the spec's ref_api through torch), torch.compile of the same, cuBLAS via
 torch.matmul for GEMM, and every backend of F.scaled_dot_product_attention for attention (flash,
-efficient, cuDNN; math only where it is small). The row's ratio is the strongest baseline's time
-over ours (> 1: TileOPs is faster). Roofline: flops and bytes from the spec's formulas, peaks from
+efficient, cuDNN; math only where it is small). The strongest baseline is the one of lowest median;
+the row's ratio is the median over cycles of its time over ours (> 1: TileOPs is faster), with
+p10-p90 of the same per-cycle ratios. Roofline: flops and bytes from the spec's formulas, peaks from
 the hardware profile (h200 by default), evaluated by the C++ core.
 """
 
@@ -31,20 +35,40 @@ from .op import DTYPE_NAMES
 
 METHOD = (f"CUDA events per run; L2 flushed ({timing.FLUSH_BYTES >> 20} MiB read at evict_last "
           "priority) before each run; host queued ahead (device sleep before the timed runs); "
-          "median of {runs} runs, spread p10-p90")
+          "a row's implementations alternated run by run; median of {runs} runs, spread p10-p90; "
+          "ratio: median over runs of the strongest baseline's time over ours")
 
 
 class _Timer:
-    """tileops bench's timing (timing.py): one flush buffer, `runs` timed calls per measurement."""
+    """tileops bench's timing (timing.py): one flush buffer; `runs` cycles per measurement, each
+    calling every implementation once (timing.time_alternating)."""
 
     def __init__(self, runs: int, warmup: int = 5):
         self.runs, self.warmup = runs, warmup
         self.flush = timing.flush_buffer()
 
-    def __call__(self, fn, settle=None) -> dict:
-        """`settle`: an untimed call between the flush and the start event (diagnostics)."""
-        return timing.summary(timing.time_runs(fn, self.runs, self.flush, warmup=self.warmup,
-                                               settle=settle))
+    def __call__(self, fns: dict) -> dict:
+        """name -> statistics of that zero-argument function, its times in call order included
+        (`cycle_us`, for the per-cycle ratio)."""
+        names = list(fns)
+        per_fn = timing.time_alternating([fns[n] for n in names], self.runs, self.flush,
+                                         warmup=self.warmup)
+        return {n: {**timing.summary(sorted(us)), "cycle_us": us} for n, us in zip(names, per_fn)}
+
+
+def _time_all(timer, fns: dict) -> dict:
+    """timer(fns); if that raises, each fn on its own, so one failing baseline leaves the others
+    timed and reports its own error."""
+    try:
+        return timer(fns)
+    except Exception:
+        out = {}
+        for name, fn in fns.items():
+            try:
+                out.update(timer({name: fn}))
+            except Exception as e:
+                out[name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
+        return out
 
 
 def _outputs(op_name, result, tensors, spec):
@@ -104,7 +128,7 @@ def copy_bandwidth(timer, nbytes: int = 2 << 30) -> float:
     the bandwidth a memory-bound op can actually reach on this GPU, measured in the same run."""
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    t = timer(lambda: dst.copy_(src))
+    t = timer({"copy": lambda: dst.copy_(src)})["copy"]
     del src, dst
     return 2 * nbytes / (t["median_us"] * 1e-6) / 1e12
 
@@ -119,7 +143,8 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
              label: str | None, first_only: bool, log, tuned: bool = False,
              device: str = "cuda", copy_tbps: float | None = None) -> list[dict]:
     """One row per workload call of `op_name`: every implementation checked against torch, then
-    timed by `timer` (a callable taking a zero-argument function, returning its statistics).
+    timed by `timer` (a callable taking {name: zero-argument function}, returning {name:
+    statistics}; _Timer times them in alternation).
     With `copy_tbps` (copy_bandwidth()) each timing also gets its percent of that bandwidth."""
     registry.load_builtin_ops()
     spec = manifest.op(op_name)
@@ -153,14 +178,9 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
             row["max_rel_err_vs"] = checks
             tol = testing.tolerance(op_name, ours[0].dtype)[0] * 4 if ours else 0
             row["check"] = "ok" if all(v <= tol for v in checks.values()) else "MISMATCH"
-            row["impls"]["tileops"] = timer(lambda: op(*tensors))
-            for name, fn in baselines.items():
-                if name in row["impls"]:
-                    continue
-                try:
-                    row["impls"][name] = timer(fn)
-                except Exception as e:
-                    row["impls"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
+            timed = {"tileops": lambda: op(*tensors)}
+            timed.update((n, fn) for n, fn in baselines.items() if n not in row["impls"])
+            row["impls"].update(_time_all(timer, timed))
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
         _summarize(row, copy_tbps)
@@ -186,12 +206,18 @@ def _summarize(row: dict, copy_tbps: float | None = None) -> None:
         best = min(others, key=lambda n: others[n]["median_us"])
         row["best_baseline"] = best
         if "median_us" in ours:
-            row["ratio_vs_best"] = others[best]["median_us"] / ours["median_us"]
+            base, mine = others[best].get("cycle_us"), ours.get("cycle_us")
+            if base and mine and len(base) == len(mine) > 1:
+                paired = timing.paired_ratio(base, mine)
+                row["ratio_vs_best"] = paired["ratio"]
+                row["ratio_p10"], row["ratio_p90"] = paired["ratio_p10"], paired["ratio_p90"]
+            else:  # timed apart (a fallback after an error): the ratio of the medians
+                row["ratio_vs_best"] = others[best]["median_us"] / ours["median_us"]
 
 
 HEADER = (f"{'op':<24} {'workload':<26} {'dtypes':<12} {'us (p10-p90)':>22} {'TFLOP/s':>8} "
           f"{'TB/s':>6} {'%roof':>6} {'%copy':>6}  {'strongest baseline':<22} {'us':>9} "
-          f"{'ratio':>6}  check")
+          f"{'ratio (p10-p90)':>18}  check")
 
 
 def format_row(row: dict) -> str:
@@ -203,10 +229,12 @@ def format_row(row: dict) -> str:
     spread = f"{ours['median_us']:.1f} ({ours['p10_us']:.1f}-{ours['p90_us']:.1f})"
     best = row.get("best_baseline", "-")
     best_us = row["impls"][best]["median_us"] if best in row["impls"] else float("nan")
-    ratio = row.get("ratio_vs_best", float("nan"))
+    ratio = f"{row.get('ratio_vs_best', float('nan')):.2f}x"
+    if "ratio_p10" in row:
+        ratio += f" ({row['ratio_p10']:.2f}-{row['ratio_p90']:.2f})"
     copy = f"{ours['pct_of_copy']:.1f}%" if "pct_of_copy" in ours else "-"
     return (f"{head} {spread:>22} {ours['tflops']:>8.1f} {ours['tbps']:>6.2f} "
-            f"{ours['pct_roofline']:>5.1f}% {copy:>6}  {best:<22} {best_us:>9.1f} {ratio:>5.2f}x  "
+            f"{ours['pct_roofline']:>5.1f}% {copy:>6}  {best:<22} {best_us:>9.1f} {ratio:>18}  "
             f"{row.get('check', '-')}")
 
 

@@ -58,32 +58,55 @@ def flush_l2(buf: torch.Tensor) -> torch.Tensor:
     return partial
 
 
-def time_runs(fn, runs: int, flush, *, warmup: int = 5, settle=None,
-              host_lead_cycles: int = 50_000_000) -> list[float]:
-    """Microseconds of `runs` calls of `fn` on the current stream, sorted.
+def time_alternating(fns: list, runs: int, flush, *, warmup: int = 5, settle=None,
+                     host_lead_cycles: int = 50_000_000) -> list[list[float]]:
+    """Microseconds of `runs` calls of each of `fns` on the current stream, per fn in call order.
 
+    Cycle r calls every fn once, each after its own flush, starting from fns[r % len(fns)]: drift
+    during the measurement (clocks, temperature, the host) falls on every fn alike, and the i-th
+    times of two fns come from calls made moments apart, so their ratio can be taken per cycle.
     `flush`: the buffer flush_l2 reads before each run, or a callable that flushes (diagnostics).
     `settle`: an untimed call between the flush and the start event (diagnostics).
-    `host_lead_cycles`: the device sleep before the timed runs (50M cycles: about 25 ms), long
-    enough for the host to queue every run's flush, events and call.
+    `host_lead_cycles`: the device sleep per fn before the timed runs (50M cycles: about 25 ms),
+    long enough for the host to queue every run's flush, events and call.
     """
     flush_now = flush if callable(flush) else functools.partial(flush_l2, flush)
-    for _ in range(warmup):
-        fn()
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
     flush_now()  # the flush kernel compiled before the timed runs
     torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    torch.cuda._sleep(host_lead_cycles)
-    for start, end in zip(starts, ends):
-        flush_now()
-        if settle is not None:
-            settle()
-        start.record()
-        fn()
-        end.record()
+    n = len(fns)
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(runs)] for _ in fns]
+    torch.cuda._sleep(host_lead_cycles * n)
+    for r in range(runs):
+        for k in range(n):
+            i = (r + k) % n
+            flush_now()
+            if settle is not None:
+                settle()
+            start, end = events[i][r]
+            start.record()
+            fns[i]()
+            end.record()
     torch.cuda.synchronize()
-    return sorted(s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends))
+    return [[s.elapsed_time(e) * 1e3 for s, e in per_fn] for per_fn in events]
+
+
+def time_runs(fn, runs: int, flush, **kwargs) -> list[float]:
+    """Microseconds of `runs` calls of `fn`, sorted (time_alternating with one fn)."""
+    return sorted(time_alternating([fn], runs, flush, **kwargs)[0])
+
+
+def paired_ratio(base_us: list[float], us: list[float]) -> dict:
+    """Median and p10-p90 over cycles of base_us[i] / us[i] (> 1: `us` is faster), for two fns
+    timed in one time_alternating call."""
+    if len(base_us) != len(us) or len(us) < 2:
+        raise ValueError("paired_ratio needs two equally long series of at least 2 runs")
+    s = summary(sorted(b / t for b, t in zip(base_us, us)))
+    return {"ratio": s["median_us"], "ratio_p10": s["p10_us"], "ratio_p90": s["p90_us"],
+            "pairs": len(us)}
 
 
 def summary(us: list[float]) -> dict:

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tileops import bench, manifest
+from tileops import bench, manifest, timing
 
 
 def _row(op_name, impls, copy_tbps=None):
@@ -33,6 +33,51 @@ def test_summary_names_the_strongest_baseline_and_the_ratio():
     line = bench.format_row(row)
     assert "torch.compile" in line and "1.25x" in line and "20.0 (19.6-20.6)" in line
     assert "pct_of_copy" not in ours  # no copy bandwidth measured: no column value
+
+
+def test_the_ratio_is_paired_run_by_run_when_the_times_came_alternated():
+    # The baseline's runs drift from 40 to 20 us over the measurement, ours from 30 to 15: in
+    # every cycle ours is 1.33x faster, which the per-cycle ratio says, the medians' ratio too,
+    # but only the per-cycle ratio has a spread of zero.
+    base = [40.0 - 20.0 * i / 49 for i in range(50)]
+    ours = [b * 0.75 for b in base]
+    row = _row("RMSNormFwdOp", {"tileops": 1.0, "torch.compile": 1.0})
+    for name, us in (("tileops", ours), ("torch.compile", base)):
+        row["impls"][name] = {**timing.summary(sorted(us)), "cycle_us": us}
+    bench._summarize(row)
+    assert row["ratio_vs_best"] == pytest.approx(4 / 3)
+    assert row["ratio_p10"] == pytest.approx(4 / 3) and row["ratio_p90"] == pytest.approx(4 / 3)
+    assert "1.33x (1.33-1.33)" in bench.format_row(row)
+    # Slow runs of ours in a fifth of the cycles move the p10, not the median.
+    for i in range(0, 50, 5):
+        ours[i] *= 2
+    row["impls"]["tileops"] = {**timing.summary(sorted(ours)), "cycle_us": ours}
+    bench._summarize(row)
+    assert row["ratio_vs_best"] == pytest.approx(4 / 3) and row["ratio_p10"] < 4 / 3
+
+
+def test_paired_ratio_refuses_series_that_were_not_timed_together():
+    with pytest.raises(ValueError):
+        timing.paired_ratio([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError):
+        timing.paired_ratio([1.0], [1.0])
+
+
+def test_a_baseline_failing_under_timing_leaves_the_others_timed():
+    def timer(fns):
+        out = {}
+        for name, fn in fns.items():
+            fn()  # raises for "bad": the alternating measurement as a whole fails
+            out[name] = {"median_us": 1.0, "p10_us": 1.0, "p90_us": 1.0, "runs": 50}
+        return out
+
+    def bad():
+        raise RuntimeError("no kernel for this shape")
+
+    got = bench._time_all(timer, {"tileops": lambda: None, "bad": bad, "torch eager": lambda: None})
+    assert set(got) == {"tileops", "bad", "torch eager"}
+    assert got["tileops"]["median_us"] == 1.0 and got["torch eager"]["median_us"] == 1.0
+    assert got["bad"] == {"error": "RuntimeError: no kernel for this shape"}
 
 
 def test_percent_of_the_measured_copy_bandwidth():
@@ -133,10 +178,14 @@ def test_bench_rows_on_the_reference_backend(op_name, tmp_path, monkeypatch):
     monkeypatch.setenv("TILEOPS_SPECS", str(specs))
     calls = []
 
-    def timer(fn):
-        fn()
-        calls.append(fn)
-        return {"median_us": 10.0 + len(calls), "p10_us": 9.0, "p90_us": 12.0, "runs": 50}
+    def timer(fns):  # each implementation once; the row's ratio then comes from the medians
+        out = {}
+        for name, fn in fns.items():
+            fn()
+            calls.append(name)
+            out[name] = {"median_us": 10.0 + len(calls), "p10_us": 9.0, "p90_us": 12.0,
+                         "runs": 50}
+        return out
 
     lines = []
     with _kernels.use_reference_backend():
