@@ -8,9 +8,11 @@ the H200, 6% of a 50 us RoPE row; a read at normal priority leaves the lines tha
 reductions load at evict_last), the host queued ahead of the GPU (a device-side sleep before the
 timed runs, so launch overhead does not leak into the events), at least 50 runs, median with
 p10-p90. A row's implementations are timed in alternation, one run of each per cycle with the
-order rotating, so drift during the row (clocks, temperature) falls on all of them alike; two
-builds of the same kernels, timed in separate loops, differed by up to 1.5% (H100, 2026-12-07,
-bench/results/h100-rowops-cache-hints.txt: a against a2).
+order rotating, so drift during the row (clocks, temperature) falls on all of them alike and the
+ratio gets a spread of its own. Drift is real but mostly common to a row: the same build timed
+twice in one command moved its medians by up to 1.8% on prefill rows and 10% on decode rows, the
+baseline's with them, and the rows' ratios by at most 0.3% and 3% (H100, 2026-12-07,
+bench/results/h100-rowops-cache-hints.txt, a and a2, each implementation in its own loop).
 Each implementation's output is checked against torch's before it is timed.
 
 Baselines: torch eager (the spec's ref_api through torch), torch.compile of the same, cuBLAS via
