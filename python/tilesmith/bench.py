@@ -779,6 +779,10 @@ def main_run(args) -> int:
             or not (f.stem in previous and previous[f.stem].get("status") == "ok")]
     print(f"tilesmith bench: {len(todo)} problem(s) to run ({len(files) - len(todo)} kept from "
           f"{out}), columns {', '.join(columns)}", file=sys.stderr)
+    kept_named = [f.stem for f in files if f not in todo] if args.problems else []
+    if kept_named:  # asked for by name, yet not measured: say how to measure them again
+        print(f"tilesmith bench: {', '.join(kept_named)}: finished in {out}, kept as measured "
+              f"then; --rerun {','.join(kept_named)} measures them again", file=sys.stderr)
 
     versions = _versions()  # one process, one GPU: read once, named by the file and each new row
 

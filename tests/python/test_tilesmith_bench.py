@@ -242,6 +242,7 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
          "--problems", "a_tiny", "--resume", "--out", str(out)],
         capture_output=True, text=True, timeout=120)
     assert r2.returncode == 0 and "0 problem(s) to run (1 kept" in r2.stderr
+    assert "a_tiny: finished in" in r2.stderr and "--rerun a_tiny measures them again" in r2.stderr
     kept = {x["problem"]: x for x in json.loads(out.read_text())["records"]}
     assert kept["a_tiny"]["device"] == "NVIDIA H200"
     # --rerun measures a kept problem again
@@ -251,6 +252,7 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
          "--min-runs", "3", "--target-s", "0.05"],
         capture_output=True, text=True, timeout=120)
     assert r3.returncode == 0 and "1 problem(s) to run (0 kept" in r3.stderr, r3.stderr
+    assert "finished in" not in r3.stderr
     kept = {x["problem"]: x for x in json.loads(out.read_text())["records"]}["a_tiny"]
     assert kept["status"] == "ok"
     # A rerun the budget does not reach, or one that fails, keeps the earlier record.
