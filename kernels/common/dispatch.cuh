@@ -44,16 +44,36 @@ cudaError_t dispatch_row_config(int config, F&& f) {
   return dispatch_config<kNumRowConfigs>(config, static_cast<F&&>(f));
 }
 
+/// The norms' number of configs: row, persistent, weight-prefetch (row_config.hpp).
+inline constexpr int kNumNormConfigs =
+    kNumRowConfigs + kNumPersistentConfigs + kNumNormPrefetchConfigs;
+
 /// The norms' launch dispatch: configs [0, kNumRowConfigs) are row kernels (16-byte vectors
 /// when `vectorized`, else scalars); the next kNumPersistentConfigs are persistent kernels that
 /// hold whole rows in registers, served only for whole-vector rows that fit (else
-/// cudaErrorInvalidValue). Launches through row(T{}, integral_constant<kVec>,
-/// integral_constant<kConfig>) or persistent(T{}, integral_constant<kConfig>).
+/// cudaErrorInvalidValue); the last kNumNormPrefetchConfigs are row kernels kNormPrefetchConfigs
+/// that prefetch their weights. Launches through row(T{}, integral_constant<kVec>,
+/// integral_constant<kConfig>, bool_constant<kPrefetchWeights>) or persistent(T{},
+/// integral_constant<kConfig>).
 template <class Row, class Persistent>
 cudaError_t dispatch_row_kernel(DType dtype, int config, bool vectorized, std::int64_t cols,
                                 Row&& row, Persistent&& persistent) {
   const cudaError_t err = dispatch_dtype(dtype, [&](auto tag) {
     constexpr int kVec = 16 / sizeof(tag);
+    auto row_kernel = [&](auto cfg, auto prefetch) {
+      if (vectorized)
+        row(tag, std::integral_constant<int, kVec>{}, cfg, prefetch);
+      else
+        row(tag, std::integral_constant<int, 1>{}, cfg, prefetch);
+      return cudaSuccess;
+    };
+    if (config >= kNumRowConfigs + kNumPersistentConfigs) {
+      return dispatch_config<kNumNormPrefetchConfigs>(
+          config - kNumRowConfigs - kNumPersistentConfigs, [&](auto i) {
+            return row_kernel(std::integral_constant<int, kNormPrefetchConfigs[i.value]>{},
+                              std::true_type{});
+          });
+    }
     if (config >= kNumRowConfigs) {
       if (!vectorized || cols % kVec != 0 ||
           cols / kVec > kPersistentConfigs[config - kNumRowConfigs].capacity_vecs())
@@ -63,13 +83,8 @@ cudaError_t dispatch_row_kernel(DType dtype, int config, bool vectorized, std::i
         return cudaSuccess;
       });
     }
-    return dispatch_row_config(config, [&](auto cfg) {
-      if (vectorized)
-        row(tag, std::integral_constant<int, kVec>{}, cfg);
-      else
-        row(tag, std::integral_constant<int, 1>{}, cfg);
-      return cudaSuccess;
-    });
+    return dispatch_row_config(config,
+                               [&](auto cfg) { return row_kernel(cfg, std::false_type{}); });
   });
   return err != cudaSuccess ? err : cudaGetLastError();
 }

@@ -64,6 +64,19 @@ inline constexpr PersistentConfig kPersistentConfigs[] = {{128, 4}, {256, 2}, {2
 inline constexpr int kNumPersistentConfigs =
     sizeof(kPersistentConfigs) / sizeof(kPersistentConfigs[0]);
 
+/// Weight-prefetch norm configs (tuning indices kNumRowConfigs + kNumPersistentConfigs + i of
+/// RMSNorm and LayerNorm; never the default until measured faster): row config
+/// kNormPrefetchConfigs[i], its weight (and bias) lines asked into L1 right after the row's x
+/// loads (prefetch.global.L1: no registers), so the weight loads after the reductions hit L1
+/// rather than wait on an L2 round trip. LayerNorm 16384 x 8192 bf16 runs config 2 at 0.98x
+/// torch.compile on the H100, a gap the same build reproduced within 0.3% (2026-12-07).
+inline constexpr int kNormPrefetchConfigs[] = {2, 3};
+inline constexpr int kNumNormPrefetchConfigs =
+    sizeof(kNormPrefetchConfigs) / sizeof(kNormPrefetchConfigs[0]);
+static_assert(kRowConfigs[kNormPrefetchConfigs[0]].vecs_per_thread > kNormPreloadMaxVecs &&
+                  kRowConfigs[kNormPrefetchConfigs[1]].vecs_per_thread > kNormPreloadMaxVecs,
+              "a prefetch config's base loads its weights after the reductions");
+
 /// Default config for `rows` rows of `row_vecs` vectors on a device with `num_sms` SMs.
 /// Enough rows to fill the device: the smallest config that keeps the whole row in registers
 /// (more rows per SM, more bytes in flight). Fewer rows than SMs: the kernel is latency-bound,

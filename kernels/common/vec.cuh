@@ -67,6 +67,22 @@ __device__ __forceinline__ void store_vec(T* dst, const Vec<T, kN>& value) {
   }
 }
 
+/// Asks for the 128-byte line holding `p` in L1: no register is held and nothing waits, and a
+/// load of that line issued later hits L1 instead of going to L2.
+__device__ __forceinline__ void prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
+}
+
+/// prefetch_l1 of a thread's share of a row (the vectors load_row_share would load).
+template <class T, int kVec, int kThreads, int kN>
+__device__ __forceinline__ void prefetch_row_share(const T* src, std::int64_t nvec, int t) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const std::int64_t j = t + static_cast<std::int64_t>(i) * kThreads;
+    if (j < nvec) prefetch_l1(src + j * kVec);
+  }
+}
+
 /// A thread's share of a row held in registers: vectors t, t + kThreads, ... (kN slots), those
 /// below nvec loaded from src (the others left as they are).
 template <class T, int kVec, int kThreads, int kN>

@@ -20,11 +20,11 @@ LayerNormParams<T> params_of(const LayerNormArgs& a) {
           a.eps};
 }
 
-template <class T, int kVec, int kConfig>
+template <class T, int kVec, int kConfig, bool kPrefetchWeights>
 void launch_layer_norm(const LayerNormArgs& a, cudaStream_t stream) {
   constexpr RowConfig c = kRowConfigs[kConfig];
   const auto grid = static_cast<unsigned>((a.rows + c.rows_per_cta - 1) / c.rows_per_cta);
-  layer_norm_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread>
+  layer_norm_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread, kPrefetchWeights>
       <<<grid, c.threads_per_cta(), 0, stream>>>(params_of<T>(a));
 }
 
@@ -38,7 +38,7 @@ void launch_layer_norm_persistent(const LayerNormArgs& a, cudaStream_t stream) {
 }  // namespace
 
 int layer_norm_num_configs() {
-  return kNumRowConfigs + kNumPersistentConfigs;
+  return kNumNormConfigs;
 }
 
 cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
@@ -59,8 +59,8 @@ cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
 
   return dispatch_row_kernel(
       a.dtype, config, vectorized, a.cols,
-      [&](auto tag, auto width, auto cfg) {
-        launch_layer_norm<decltype(tag), width.value, cfg.value>(a, stream);
+      [&](auto tag, auto width, auto cfg, auto prefetch) {
+        launch_layer_norm<decltype(tag), width.value, cfg.value, prefetch.value>(a, stream);
       },
       [&](auto tag, auto cfg) {
         launch_layer_norm_persistent<decltype(tag), cfg.value>(a, stream);

@@ -22,7 +22,9 @@ struct LayerNormParams {
   float eps;
 };
 
-template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread>
+// kPrefetchWeights: as rms_norm_kernel's, for w and b.
+template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread,
+          bool kPrefetchWeights>
 __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
     layer_norm_kernel(const LayerNormParams<T> p) {
   static_assert(kWarpsPerRow == 1 || kRowsPerCta == 1, "group_sum syncs the whole CTA");
@@ -59,6 +61,9 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
         if (p.w) wregs[i] = load_vec<T, kVec>(p.w + j * kVec);
         if (p.b) bregs[i] = load_vec<T, kVec>(p.b + j * kVec);
       }
+    } else if constexpr (kPrefetchWeights) {
+      if (p.w) prefetch_row_share<T, kVec, kThreadsPerRow, kVecsPerThread>(p.w, nvec, t);
+      if (p.b) prefetch_row_share<T, kVec, kThreadsPerRow, kVecsPerThread>(p.b, nvec, t);
     }
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i)

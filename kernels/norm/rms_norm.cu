@@ -19,12 +19,12 @@ RmsNormParams<T> params_of(const RmsNormArgs& a) {
           a.eps};
 }
 
-template <class T, int kVec, int kConfig>
+template <class T, int kVec, int kConfig, bool kPrefetchWeights>
 void launch_rms_norm(const RmsNormArgs& a, cudaStream_t stream) {
   constexpr RowConfig c = kRowConfigs[kConfig];
   const RmsNormParams<T> p = params_of<T>(a);
   const auto grid = static_cast<unsigned>((a.rows + c.rows_per_cta - 1) / c.rows_per_cta);
-  rms_norm_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread>
+  rms_norm_kernel<T, kVec, c.warps_per_row, c.rows_per_cta, c.vecs_per_thread, kPrefetchWeights>
       <<<grid, c.threads_per_cta(), 0, stream>>>(p);
 }
 
@@ -38,7 +38,7 @@ void launch_rms_norm_persistent(const RmsNormArgs& a, cudaStream_t stream) {
 }  // namespace
 
 int rms_norm_num_configs() {
-  return kNumRowConfigs + kNumPersistentConfigs;
+  return kNumNormConfigs;
 }
 
 cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
@@ -58,8 +58,8 @@ cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
 
   return dispatch_row_kernel(
       a.dtype, config, vectorized, a.cols,
-      [&](auto tag, auto width, auto cfg) {
-        launch_rms_norm<decltype(tag), width.value, cfg.value>(a, stream);
+      [&](auto tag, auto width, auto cfg, auto prefetch) {
+        launch_rms_norm<decltype(tag), width.value, cfg.value, prefetch.value>(a, stream);
       },
       [&](auto tag, auto cfg) { launch_rms_norm_persistent<decltype(tag), cfg.value>(a, stream); });
 }

@@ -22,7 +22,10 @@ struct RmsNormParams {
   float eps;
 };
 
-template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread>
+// kPrefetchWeights: configs that load w after the reduction ask for its lines in L1 first
+// (row_config.hpp, kNormPrefetchConfigs).
+template <class T, int kVec, int kWarpsPerRow, int kRowsPerCta, int kVecsPerThread,
+          bool kPrefetchWeights>
 __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
     rms_norm_kernel(const RmsNormParams<T> p) {
   static_assert(kWarpsPerRow == 1 || kRowsPerCta == 1, "group_sum syncs the whole CTA");
@@ -55,6 +58,8 @@ __global__ void __launch_bounds__(kWarpsPerRow * 32 * kRowsPerCta)
         const std::int64_t j = t + i * kThreadsPerRow;
         if (j < nvec) wregs[i] = load_vec<T, kVec>(p.w + j * kVec);
       }
+    } else if constexpr (kPrefetchWeights) {
+      prefetch_row_share<T, kVec, kThreadsPerRow, kVecsPerThread>(p.w, nvec, t);
     }
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
