@@ -44,10 +44,6 @@ cudaError_t dispatch_row_config(int config, F&& f) {
   return dispatch_config<kNumRowConfigs>(config, static_cast<F&&>(f));
 }
 
-/// The norms' number of configs: row, persistent, weight-prefetch (row_config.hpp).
-inline constexpr int kNumNormConfigs =
-    kNumRowConfigs + kNumPersistentConfigs + kNumNormPrefetchConfigs;
-
 /// The norms' launch dispatch: configs [0, kNumRowConfigs) are row kernels (16-byte vectors
 /// when `vectorized`, else scalars); the next kNumPersistentConfigs are persistent kernels that
 /// hold whole rows in registers, served only for whole-vector rows that fit (else

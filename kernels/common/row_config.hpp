@@ -73,9 +73,17 @@ inline constexpr int kNumPersistentConfigs =
 inline constexpr int kNormPrefetchConfigs[] = {2, 3};
 inline constexpr int kNumNormPrefetchConfigs =
     sizeof(kNormPrefetchConfigs) / sizeof(kNormPrefetchConfigs[0]);
-static_assert(kRowConfigs[kNormPrefetchConfigs[0]].vecs_per_thread > kNormPreloadMaxVecs &&
-                  kRowConfigs[kNormPrefetchConfigs[1]].vecs_per_thread > kNormPreloadMaxVecs,
-              "a prefetch config's base loads its weights after the reductions");
+static_assert(
+    [] {
+      for (const int c : kNormPrefetchConfigs)
+        if (kRowConfigs[c].vecs_per_thread <= kNormPreloadMaxVecs) return false;
+      return true;
+    }(),
+    "a prefetch config's base loads its weights after the reductions");
+
+/// The norms' configs: row, then persistent, then weight-prefetch (dispatch_row_kernel).
+inline constexpr int kNumNormConfigs =
+    kNumRowConfigs + kNumPersistentConfigs + kNumNormPrefetchConfigs;
 
 /// Default config for `rows` rows of `row_vecs` vectors on a device with `num_sms` SMs.
 /// Enough rows to fill the device: the smallest config that keeps the whole row in registers

@@ -1,4 +1,5 @@
-"""timing.flush_l2's kernel, run by Triton's interpreter on the CPU: it reads every element."""
+"""tileops.timing on the CPU: the evict_last flush kernel under Triton's interpreter reads every
+element; time_alternating's call order under fake CUDA events."""
 
 import os
 import subprocess
