@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev libcpp-httplib-dev
   libcli11-dev libfmt-dev libspdlog-dev libexpected-dev libdlpack-dev
+  bubblewrap
 )
 PY_PACKAGES=(
   torch==2.11.0

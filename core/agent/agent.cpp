@@ -111,7 +111,7 @@ TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const st
                            {"result", cut(result, options.trace_result_cap)},
                            {"ms", ms.count()}});
       }
-      messages.push_back(tool_message(call.id, cut(result, result_cap)));
+      messages.push_back(tool_message(call.id, cut(secrets.redact(std::move(result)), result_cap)));
     }
     traced = messages.size();  // tool results are in this record already
     if (trace.enabled()) {
@@ -138,15 +138,20 @@ std::string system_prompt(Agency agency) {
 AgentResult run_agent(ChatClient& client, Workspace& workspace, CallBudget& budget,
                       const AgentOptions& options) {
   RunContext ctx(client, workspace, budget, options);
+  ctx.secrets = Secrets::from(process_env());
+  ctx.secrets.add(client.provider().api_key);
+  AgentResult result;
+  if (auto box = detail::shell_sandbox(options.shell, workspace.track_dir()); !box) {
+    ctx.shell_unavailable = box.error().message;
+    result.notes.push_back("shell: not offered: " + ctx.shell_unavailable);
+  }
   if (options.traces) {
     auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
-    ctx.trace =
-        detail::TraceWriter(workspace.track_dir() / "traces" / fmt::format("agent-{}.jsonl", stamp),
-                            {client.provider().api_key});
+    ctx.trace = detail::TraceWriter(
+        workspace.track_dir() / "traces" / fmt::format("agent-{}.jsonl", stamp), ctx.secrets);
   }
-  AgentResult result;
   std::vector<Message> messages;
   EvalReport report;
   Phase phase = Phase::prepare;

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "subprocess.hpp"
 #include "ts/agent/search.hpp"
+#include "ts/proc/proc.hpp"
 
 extern char** environ;
 
@@ -58,6 +58,22 @@ std::string Provider::describe() const {
 }
 
 namespace {
+
+// The first executable file named `name` in a PATH list, or empty.
+fs::path find_on_path(const std::string& name, const std::string& path_var) {
+  std::string_view rest = path_var;
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (!dir.empty()) {
+      fs::path p = fs::path(dir) / name;
+      std::error_code ec;
+      if (access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p, ec)) return p;
+    }
+    if (colon == std::string_view::npos) return {};
+    rest.remove_prefix(colon + 1);
+  }
+}
 
 std::string env_value(const EnvMap& env, std::string_view name) {
   auto it = env.find(name);
@@ -121,7 +137,7 @@ Expected<Provider> resolve_provider(const std::optional<std::string>& agent_mode
           dir.empty() ? "~/.cli-proxy-api (HOME is not set)" : dir.string());
     } else {
       fs::path exe = env_value(env, "TILESMITH_CLIPROXYAPI_EXECUTABLE");
-      if (exe.empty()) exe = detail::find_on_path("cliproxyapi", env_value(env, "PATH"));
+      if (exe.empty()) exe = find_on_path("cliproxyapi", env_value(env, "PATH"));
       if (exe.empty()) {
         route_reason = fmt::format(
             "a Codex login is in {} but no cliproxyapi executable was found (set "
@@ -161,19 +177,24 @@ class DirectRoute final : public Route {
 
 class CliproxyRoute final : public Route {
  public:
-  CliproxyRoute(Provider p, pid_t pid, fs::path scratch, std::chrono::milliseconds grace)
-      : provider_(std::move(p)), pid_(pid), scratch_(std::move(scratch)), grace_(grace) {}
+  CliproxyRoute(Provider p, proc::ChildProcess child, fs::path scratch,
+                std::chrono::milliseconds grace)
+      : provider_(std::move(p)),
+        child_(std::move(child)),
+        scratch_(std::move(scratch)),
+        grace_(grace) {}
   ~CliproxyRoute() override {
-    detail::stop_process_group(pid_, grace_);
+    child_.stop(std::chrono::duration<double>(grace_).count());
     std::error_code ec;
     fs::remove_all(scratch_, ec);
   }
   const Provider& provider() const override { return provider_; }
-  std::optional<int> child_pid() const override { return pid_; }
+  std::optional<int> child_pid() const override { return child_.pid(); }
+  proc::ChildProcess& child() { return child_; }
 
  private:
   Provider provider_;
-  pid_t pid_;
+  proc::ChildProcess child_;
   fs::path scratch_;
   std::chrono::milliseconds grace_;
 };
@@ -261,11 +282,11 @@ Expected<std::unique_ptr<Route>> start_proxy(Provider provider, const RouteOptio
   }
   fs::permissions(config, fs::perms::owner_read | fs::perms::owner_write);
 
-  detail::SpawnSpec spec;
-  spec.executable = provider.cliproxy_executable;
-  spec.args = {"-config", config.string()};
-  spec.cwd = scratch;
-  auto child = detail::spawn(spec);
+  proc::RunOptions spec;
+  spec.argv = {provider.cliproxy_executable.string(), "-config", config.string()};
+  spec.cwd = scratch.string();
+  spec.inherit_env = true;
+  auto child = proc::ChildProcess::start(spec);
   if (!child) {
     std::error_code ec;
     fs::remove_all(scratch, ec);
@@ -274,24 +295,25 @@ Expected<std::unique_ptr<Route>> start_proxy(Provider provider, const RouteOptio
   provider.base_url = fmt::format("http://127.0.0.1:{}/v1", *port);
   provider.api_key = key;
   // The route owns the child from here: any early return stops it.
-  auto route = std::make_unique<CliproxyRoute>(provider, child->pid, scratch, options.stop_grace);
+  auto route =
+      std::make_unique<CliproxyRoute>(provider, std::move(*child), scratch, options.stop_grace);
 
   auto deadline = std::chrono::steady_clock::now() + options.startup_timeout;
   while (true) {
     ProxyProbe probe = probe_proxy(provider.base_url, key);
     if (probe == ProxyProbe::ours) return std::unique_ptr<Route>(std::move(route));
-    int status;
-    bool exited = waitpid(child->pid, &status, WNOHANG) == child->pid;
+    bool exited = !route->child().is_running();
     if (probe == ProxyProbe::foreign || exited) port_lost = true;
     if (probe == ProxyProbe::foreign)
       return fail(
           Errc::unavailable,
           fmt::format("another server took 127.0.0.1:{} before cliproxyapi bound it", *port));
     if (exited) {
+      auto how = route->child().stop();
       return fail(Errc::unavailable,
                   fmt::format("cliproxyapi ({}) exited with status {} before it answered",
                               provider.cliproxy_executable.string(),
-                              WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+                              how.term_signal ? -how.term_signal : how.exit_code));
     }
     if (std::chrono::steady_clock::now() >= deadline)
       return fail(Errc::unavailable,

@@ -10,6 +10,7 @@
 
 #include "trace.hpp"
 #include "ts/agent/agent.hpp"
+#include "ts/proc/proc.hpp"
 
 namespace ts::agent::detail {
 
@@ -39,6 +40,8 @@ struct RunContext {
   int rejected = 0;
   int subagents = 0;
   TraceWriter trace;
+  Secrets secrets;                // every tool result is redacted with these
+  std::string shell_unavailable;  // non-empty: why `shell` is not offered
 
   /// Tools offered at a subagent depth (no start_subagent once the depth limit is reached).
   std::vector<ToolSpec> tool_specs(int depth) const;
@@ -51,5 +54,19 @@ struct RunContext {
 };
 
 nlohmann::json report_json(const EvalReport& report);
+
+/// The sandbox the `shell` tool runs in for `track`, or why none works on this machine.
+Expected<proc::Sandbox> shell_sandbox(const ShellOptions& options,
+                                      const std::filesystem::path& track);
+
+/// Lines [first, first + count) of `text` (1-based), numbered, at most `max_bytes` long, with a
+/// header that says which lines these are of how many and where the next page starts.
+std::string numbered_page(std::string_view text, std::size_t first, std::size_t count,
+                          std::size_t max_bytes);
+
+/// Lines of `text` containing `needle`, numbered, with `context` lines around each, at most
+/// `max_matches` matches.
+nlohmann::json search_lines(std::string_view text, std::string_view needle, std::size_t context,
+                            std::size_t max_matches);
 
 }  // namespace ts::agent::detail

@@ -5,7 +5,6 @@
 
 #include "prompts.hpp"
 #include "run_context.hpp"
-#include "subprocess.hpp"
 #include "ts/agent/patch.hpp"
 
 namespace ts::agent::detail {
@@ -32,9 +31,17 @@ namespace {
 
 const ToolSpec kReadAttempt{
     "read_attempt",
-    "Show the current attempt: the base this loop improves (which=base, the default when there "
-    "is no candidate yet) or your current candidate (which=candidate).",
-    R"js({"type":"object","properties":{"which":{"type":"string","enum":["base","candidate"]}},"additionalProperties":false})js"};
+    "Show a page of the current attempt with line numbers: the base this loop improves "
+    "(which=base, the default when there is no candidate yet) or your current candidate "
+    "(which=candidate). Pages start at line `offset` (1-based, default 1) and hold up to "
+    "`lines` lines (default 400) within the tool-result limit; the header says where the next "
+    "page starts.",
+    R"js({"type":"object","properties":{"which":{"type":"string","enum":["base","candidate"]},"offset":{"type":"integer","minimum":1},"lines":{"type":"integer","minimum":1}},"additionalProperties":false})js"};
+const ToolSpec kSearchAttempt{
+    "search_attempt",
+    "Find the lines containing `text` (plain text, case-sensitive) in the base, the candidate or "
+    "both; each match with its line number and `context` lines around it (default 2).",
+    R"js({"type":"object","properties":{"text":{"type":"string"},"which":{"type":"string","enum":["base","candidate","both"]},"context":{"type":"integer","minimum":0,"maximum":20}},"required":["text"],"additionalProperties":false})js"};
 const ToolSpec kWriteCandidate{
     "write_candidate",
     "Replace the candidate. Give exactly one of: content (the whole file) or diff (a unified "
@@ -50,8 +57,9 @@ const ToolSpec kProfile{"profile",
                         R"js({"type":"object","properties":{},"additionalProperties":false})js"};
 const ToolSpec kShell{
     "shell",
-    "Run a shell command (/bin/sh -c) in the track's directory, without network, with a "
-    "deadline; returns exit code and the start of the combined output.",
+    "Run a shell command (/bin/sh -c) in the track's directory inside a sandbox: the track and "
+    "the system are read-only, /tmp is private and writable, no network, no GPU, a deadline; "
+    "returns the exit code and the start of stdout and stderr.",
     R"js({"type":"object","properties":{"command":{"type":"string"},"timeout_s":{"type":"number","description":"at most the host's limit"}},"required":["command"],"additionalProperties":false})js"};
 const ToolSpec kListSpecs{"list_specs", "List the names of the TileOPs specs.",
                           R"js({"type":"object","properties":{},"additionalProperties":false})js"};
@@ -73,11 +81,83 @@ std::string string_arg(const json& args, const char* key) {
   return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+std::size_t count_arg(const json& args, const char* key, std::size_t fallback) {
+  auto it = args.find(key);
+  if (it == args.end() || !it->is_number()) return fallback;
+  double v = it->get<double>();
+  return v < 0 ? 0 : static_cast<std::size_t>(std::min(v, 1e9));
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    auto nl = text.find('\n');
+    lines.push_back(text.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
 }  // namespace
 
+std::string numbered_page(std::string_view text, std::size_t first, std::size_t count,
+                          std::size_t max_bytes) {
+  auto lines = split_lines(text);
+  const std::size_t total = lines.size();
+  first = std::max<std::size_t>(first, 1);
+  if (first > total)
+    return fmt::format("[the attempt has {} lines; offset {} is past its end]", total, first);
+  std::string body;
+  std::size_t line = first;
+  const std::size_t width = std::to_string(total).size();
+  for (; line <= total && line < first + count; ++line) {
+    std::string row = fmt::format("{:>{}}| {}\n", line, width, lines[line - 1]);
+    if (!body.empty() && body.size() + row.size() + 120 > max_bytes) break;
+    body += row;
+  }
+  std::string header = fmt::format("[lines {}-{} of {}", first, line - 1, total);
+  header += line <= total ? fmt::format("; the next page starts at offset {}]\n", line) : "]\n";
+  return header + body;
+}
+
+json search_lines(std::string_view text, std::string_view needle, std::size_t context,
+                  std::size_t max_matches) {
+  auto lines = split_lines(text);
+  json matches = json::array();
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find(needle) == std::string_view::npos) continue;
+    if (++found > max_matches) continue;
+    std::size_t lo = i >= context ? i - context : 0, hi = std::min(lines.size(), i + context + 1);
+    std::string excerpt;
+    for (std::size_t j = lo; j < hi; ++j)
+      excerpt += fmt::format("{}{}| {}\n", j == i ? ">" : " ", j + 1, lines[j]);
+    matches.push_back({{"line", i + 1}, {"excerpt", excerpt}});
+  }
+  return {{"matches", matches}, {"total", found}, {"shown", std::min(found, max_matches)}};
+}
+
+Expected<proc::Sandbox> shell_sandbox(const ShellOptions& options,
+                                      const std::filesystem::path& track) {
+  proc::Sandbox box = proc::Sandbox::untrusted();
+  box.hidden.insert(box.hidden.end(), options.hidden.begin(), options.hidden.end());
+  box.readable = options.readable;
+  box.readable.push_back(track.string());  // read-only: candidates go through write_candidate
+  box.tmp_bytes = options.tmp_bytes;
+  box.cpu_s = std::chrono::duration<double>(options.timeout).count() + 1;
+  box.address_space_bytes = options.address_space_bytes;
+  box.file_bytes = options.file_bytes;
+  box.open_files = options.open_files;
+  box.processes = options.processes;
+  if (auto ok = proc::sandbox_available(box); !ok) return tl::unexpected(ok.error());
+  return box;
+}
+
 std::vector<ToolSpec> RunContext::tool_specs(int depth) const {
-  std::vector<ToolSpec> tools = {kReadAttempt, kWriteCandidate, kEvaluate, kProfile,
-                                 kShell,       kListSpecs,      kReadSpec};
+  std::vector<ToolSpec> tools = {kReadAttempt, kSearchAttempt, kWriteCandidate, kEvaluate,
+                                 kProfile,     kListSpecs,     kReadSpec};
+  if (shell_unavailable.empty()) tools.push_back(kShell);
   if (depth < options.max_subagent_depth) tools.push_back(kStartSubagent);
   for (const auto& t : options.extra_tools) tools.push_back(t.spec);
   return tools;
@@ -120,13 +200,36 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
     return error_text(fmt::format("the arguments of {} are not a JSON object: {:.200}", call.name,
                                   call.arguments));
 
+  // Pages leave room in the tool-result limit for the header and the cut note.
+  const std::size_t page_bytes = client.provider().route == RouteKind::search
+                                     ? std::size_t{64} << 20
+                                     : options.tool_result_cap - 256;
   if (call.name == "read_attempt") {
     std::string which = string_arg(args, "which");
-    if (which == "candidate") {
-      if (!candidate) return error_text("there is no candidate yet in this loop; read the base");
-      return *candidate;
+    if (which == "candidate" && !candidate)
+      return error_text("there is no candidate yet in this loop; read the base");
+    const std::string& text = which == "candidate" ? *candidate : base;
+    // The built-in search agent rewrites whole attempts as text and asks for them unpaged.
+    if (client.provider().route == RouteKind::search && !args.contains("offset")) return text;
+    return numbered_page(text, count_arg(args, "offset", 1), count_arg(args, "lines", 400),
+                         page_bytes);
+  }
+  if (call.name == "search_attempt") {
+    std::string needle = string_arg(args, "text"), which = string_arg(args, "which");
+    if (needle.empty()) return error_text("search_attempt needs a non-empty `text`");
+    std::size_t context = std::min<std::size_t>(count_arg(args, "context", 2), 20);
+    json out = json::object();
+    if (which != "candidate") out["base"] = search_lines(base, needle, context, 50);
+    if (which != "base") {
+      if (candidate)
+        out["candidate"] = search_lines(*candidate, needle, context, 50);
+      else if (which == "candidate")
+        return error_text("there is no candidate yet in this loop; search the base");
     }
-    return base;
+    std::string text = out.dump(-1, ' ', false, json::error_handler_t::replace);
+    return text.size() <= page_bytes
+               ? text
+               : error_text("too many matches to show; search for something more specific");
   }
   if (call.name == "write_candidate") {
     bool has_content = args.contains("content"), has_diff = args.contains("diff");
@@ -160,20 +263,32 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
                       {"candidate_ms", k.candidate_ms ? json(*k.candidate_ms) : json(nullptr)}});
     return rows.dump();
   }
-  if (call.name == "shell") {
+  if (call.name == "shell" && shell_unavailable.empty()) {
     std::string command = string_arg(args, "command");
     if (command.empty()) return error_text("shell needs a non-empty `command`");
     auto timeout = options.shell.timeout;
     if (auto t = args.find("timeout_s"); t != args.end() && t->is_number() && t->get<double>() > 0)
       timeout = std::min(
           timeout, std::chrono::milliseconds(static_cast<long long>(t->get<double>() * 1000)));
-    SpawnSpec spec{"/bin/sh", {"-c", command}, workspace.track_dir(), /*isolate_network=*/true};
-    auto run = run_captured(spec, timeout, options.shell.output_cap);
+    auto box = shell_sandbox(options.shell, workspace.track_dir());
+    if (!box) return error_text("the sandbox is not available: " + box.error().message);
+    const std::string track = workspace.track_dir().string();
+    proc::RunOptions run_options;
+    run_options.argv = {"/bin/sh", "-c", command};
+    run_options.env = {
+        {"PATH", options.shell.path}, {"HOME", track}, {"LANG", "C.UTF-8"}, {"TMPDIR", "/tmp"}};
+    run_options.cwd = track;
+    run_options.timeout_s = std::chrono::duration<double>(timeout).count();
+    run_options.stdout_cap = run_options.stderr_cap = options.shell.output_cap;
+    run_options.sandbox = std::move(*box);
+    auto run = proc::run(run_options);
     if (!run) return error_text("the command could not run: " + run.error().message);
-    return json{{"exit_code", run->exit_code},
+    return json{{"exit_code", run->term_signal ? -run->term_signal : run->exit_code},
                 {"timed_out", run->timed_out},
-                {"output", run->output},
-                {"bytes_cut", run->dropped}}
+                {"stdout", run->stdout_bytes},
+                {"stderr", run->stderr_bytes},
+                {"stdout_cut", run->stdout_truncated},
+                {"stderr_cut", run->stderr_truncated}}
         .dump(-1, ' ', false, json::error_handler_t::replace);
   }
   if (call.name == "list_specs") return json(workspace.list_specs()).dump();

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ts/agent/secrets.hpp"
+
 namespace ts::agent::detail {
 
 /// Appends one JSON object per line to `path`. Every secret is replaced by "[redacted]" in the
@@ -14,19 +16,16 @@ namespace ts::agent::detail {
 class TraceWriter {
  public:
   TraceWriter() = default;
-  TraceWriter(std::filesystem::path path, std::vector<std::string> secrets);
+  TraceWriter(std::filesystem::path path, Secrets secrets);
   bool enabled() const { return !path_.empty(); }
   void append(const nlohmann::json& record);
 
  private:
   std::filesystem::path path_;
-  std::vector<std::string> secrets_;
+  Secrets secrets_;
 };
 
 /// `text` cut to `cap` bytes with a note of how much was cut.
 std::string cut(std::string_view text, std::size_t cap);
-
-/// Replaces every occurrence of each secret in `text`.
-std::string redact(std::string text, const std::vector<std::string>& secrets);
 
 }  // namespace ts::agent::detail

@@ -11,6 +11,8 @@
 // zombie still pins the pid, so killpg(pid) cannot hit an unrelated group that reused the number.
 #include "ts/proc/proc.hpp"
 
+#include "sandbox.hpp"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -123,7 +125,13 @@ Expected<std::string> resolve_executable(const std::string& name,
 // Messages on the status pipe (child -> parent, before exec):
 //   'N' <0|1>                 network namespace refused / created (only with no_network)
 //   'E' <stage> <int errno>   a setup step failed; the child then _exits
-enum ChildStage : char { stage_dup2 = 'd', stage_chdir = 'c', stage_exec = 'x' };
+enum ChildStage : char {
+  stage_dup2 = 'd',
+  stage_chdir = 'c',
+  stage_exec = 'x',
+  stage_limits = 'l',
+  stage_cgroup = 'g'
+};
 
 [[noreturn]] void child_fail(int status_fd, ChildStage stage) {
   char msg[1 + 1 + sizeof(int)];
@@ -136,6 +144,7 @@ enum ChildStage : char { stage_dup2 = 'd', stage_chdir = 'c', stage_exec = 'x' }
 }
 
 struct Spawned {
+  std::shared_ptr<detail::PidsCgroup> cgroup;  // a sandboxed child's; kills what is left in it
   pid_t pid = -1;
   int pidfd = -1;
   int stdin_fd = -1;
@@ -146,6 +155,9 @@ struct Spawned {
 
 Expected<Spawned> spawn(const RunOptions& options) {
   if (options.argv.empty()) return fail(Errc::invalid_argument, "proc: argv is empty");
+  if (options.sandbox && options.inherit_env)
+    return fail(Errc::invalid_argument,
+                "proc: a sandboxed child gets only the environment it is given (inherit_env)");
 
   std::map<std::string, std::string> env;
   if (options.inherit_env) {
@@ -160,7 +172,29 @@ Expected<Spawned> spawn(const RunOptions& options) {
   if (options.no_network)
     for (const auto& name : proxy_env_names()) env.erase(name);
 
-  auto exe = resolve_executable(options.argv[0], env);
+  std::vector<std::string> argv_strings = options.argv;
+  std::shared_ptr<detail::PidsCgroup> cgroup;
+  detail::Limits limits;
+  if (options.sandbox) {
+    auto wrapped = detail::sandbox_argv(*options.sandbox, options.cwd, options.argv);
+    if (!wrapped) return tl::unexpected(wrapped.error());
+    argv_strings = std::move(*wrapped);
+    limits = detail::Limits::of(*options.sandbox);
+    if (options.sandbox->processes > 0) {
+      cgroup = detail::PidsCgroup::create(options.sandbox->processes);
+      if (!cgroup) {
+        if (::geteuid() == 0)
+          return fail(Errc::unavailable,
+                      "proc: root without a pids cgroup cannot bound the "
+                      "sandbox's processes");
+        limits.add(RLIMIT_NPROC, detail::nproc_limit(*options.sandbox));
+      }
+    }
+  }
+  const bool sandboxed = options.sandbox.has_value();
+  const int cgroup_fd = cgroup ? cgroup->procs_fd() : -1;
+
+  auto exe = resolve_executable(argv_strings[0], env);
   if (!exe) return tl::unexpected(exe.error());
   if (!options.cwd.empty()) {
     struct stat st {};
@@ -174,11 +208,10 @@ Expected<Spawned> spawn(const RunOptions& options) {
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_strings = options.argv;
   for (auto& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
   const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
-  const bool no_network = options.no_network;
+  const bool no_network = options.no_network && !sandboxed;  // bwrap makes its own namespace
 
   int in_pipe[2], out_pipe[2], err_pipe[2], status_pipe[2];
   int* pipes[] = {in_pipe, out_pipe, err_pipe, status_pipe};
@@ -202,6 +235,8 @@ Expected<Spawned> spawn(const RunOptions& options) {
   if (pid == 0) {
     // Child: async-signal-safe calls only.
     ::setpgid(0, 0);
+    if (cgroup_fd >= 0 && ::write(cgroup_fd, "0", 1) != 1) child_fail(status_pipe[1], stage_cgroup);
+    if (!limits.apply()) child_fail(status_pipe[1], stage_limits);
     if (no_network) {
       char msg[2] = {'N', static_cast<char>(::unshare(CLONE_NEWNET) == 0 ? 1 : 0)};
       (void)!::write(status_pipe[1], msg, 2);
@@ -229,6 +264,7 @@ Expected<Spawned> spawn(const RunOptions& options) {
   ::close(status_pipe[1]);
 
   Spawned s;
+  s.cgroup = std::move(cgroup);
   s.pid = pid;
   s.stdin_fd = in_pipe[1];
   s.stdout_fd = out_pipe[0];
@@ -261,12 +297,17 @@ Expected<Spawned> spawn(const RunOptions& options) {
     ::close(s.stdin_fd);
     ::close(s.stdout_fd);
     ::close(s.stderr_fd);
-    const char* what = stage == stage_exec ? "exec" : stage == stage_chdir ? "chdir" : "dup2";
+    const char* what = stage == stage_exec     ? "exec"
+                       : stage == stage_chdir  ? "chdir"
+                       : stage == stage_limits ? "setrlimit"
+                       : stage == stage_cgroup ? "joining the pids cgroup"
+                                               : "dup2";
     Errc code = (err == ENOENT || err == ENOTDIR) ? Errc::not_found : Errc::io;
     return fail(code, fmt::format("proc: {} of '{}' failed in the child: {}", what, options.argv[0],
                                   std::strerror(err)));
   }
 
+  if (sandboxed) s.network = NetworkIsolation::network_namespace;
   set_nonblocking(s.stdin_fd);
   set_nonblocking(s.stdout_fd);
   set_nonblocking(s.stderr_fd);
@@ -284,9 +325,12 @@ bool leader_exited(pid_t pid) {
   return info.si_pid == pid;
 }
 
-// Kills what the leader left in its group, then reaps the leader. Call after leader_exited().
-void reap(pid_t pid, ProcResult& result) {
+// Kills what the leader left in its group (and in its cgroup, for a sandboxed child), then reaps
+// the leader. Call after leader_exited().
+void reap(Spawned& s, ProcResult& result) {
+  const pid_t pid = s.pid;
   ::killpg(pid, SIGKILL);
+  if (s.cgroup) s.cgroup->kill_all();
   int wstatus = 0;
   pid_t r;
   do r = ::waitpid(pid, &wstatus, 0);
@@ -433,7 +477,8 @@ Expected<ProcResult> run(const RunOptions& options) {
     }
   }
 
-  reap(s.pid, result);
+  reap(s, result);
+  s.cgroup.reset();
   close_fd(s.stdin_fd);
   close_fd(s.stdout_fd);
   close_fd(s.stderr_fd);
@@ -495,7 +540,8 @@ struct ChildProcess::State {
     bool unused = false;
     if (s.stdout_fd >= 0) drain(s.stdout_fd, stdout_buffer, line_cap + 1, unused);
     if (s.stderr_fd >= 0) drain(s.stderr_fd, stderr_text, stderr_cap, stderr_truncated);
-    reap(s.pid, result);
+    reap(s, result);
+    s.cgroup.reset();
     reaped = true;
     close_fd(s.stdin_fd);
     close_fd(s.pidfd);

@@ -6,11 +6,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "mock_openai_server.hpp"
-#include "test_util.hpp"
-#include "wrapper_fixture.hpp"
+#include "scripted_agent.hpp"
 
 namespace {
 
@@ -18,70 +17,6 @@ using namespace ts::agent;
 using namespace ts::agent::testing;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
-
-// The gate stand-in: a candidate marked "FAST" is accepted, anything else is slower.
-class ScriptedWorkspace : public Workspace {
- public:
-  explicit ScriptedWorkspace(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  std::string original() override { return kWrapper; }
-  ts::Expected<void> write_candidate(std::string_view text) override {
-    written.emplace_back(text);
-    write_text(dir_ / "attempts" / ("attempt_" + std::to_string(written.size()) + ".py"),
-               std::string(text));
-    return {};
-  }
-  ts::Expected<EvalReport> evaluate(std::string_view candidate) override {
-    ++evaluations;
-    EvalReport r;
-    r.correctness = {{"normal", true, ""}, {"zeros", true, ""}};
-    bool fast = candidate.find("FAST") != std::string_view::npos;
-    r.timing = {1.0, fast ? 0.8 : 1.1, 0.5, 40};
-    r.speedup = r.timing.original_ms / r.timing.candidate_ms;
-    r.verdict = fast ? Verdict::accepted : Verdict::rejected;
-    r.reason = fast ? "accepted: 1.25x, confirmed" : "rejected: slower (0.91x)";
-    return r;
-  }
-  ts::Expected<std::vector<KernelTime>> profile(std::string_view) override {
-    return std::vector<KernelTime>{{"triton_poi_fused_add_relu_0", 0.4, 0.3},
-                                   {"mm", 0.6, std::nullopt}};
-  }
-  std::vector<std::string> list_specs() override { return {"gemm", "rmsnorm"}; }
-  std::filesystem::path track_dir() override { return dir_; }
-
-  std::vector<std::string> written;
-  int evaluations = 0;
-
- private:
-  std::filesystem::path dir_;
-};
-
-Provider local_provider(const MockOpenAiServer& server) {
-  Provider p;
-  p.model = "mock-model";
-  p.base_url = server.base_url();
-  p.api_key = kFakeKey;
-  return p;
-}
-
-ClientOptions fast_client() {
-  ClientOptions o;
-  o.first_byte_timeout = o.idle_timeout = 500ms;
-  o.backoff_initial = 2ms;
-  o.backoff_max = 10ms;
-  return o;
-}
-
-ToolCall call(std::string id, std::string name, json args = json::object()) {
-  return {std::move(id), std::move(name), args.dump()};
-}
-
-MockReply tool(std::string id, std::string name, json args = json::object()) {
-  return completion_reply("", {call(std::move(id), std::move(name), std::move(args))});
-}
-
-const std::string kSlow = replaced(kWrapper, "0.0))\n", "0.0))  # SLOW\n");
-const std::string kFast = replaced(kWrapper, "0.0))\n", "0.0))  # FAST\n");
-const std::string kFaster = replaced(kWrapper, "grid=grid(1024)", "grid=grid(512)) # FAST2 (");
 
 // A one-hunk unified diff that turns the SLOW line of kSlow into the FAST line.
 std::string slow_to_fast_diff() {
@@ -92,11 +27,6 @@ std::string slow_to_fast_diff() {
   std::string fast_line = "    tl.store(out_ptr0 + xindex, tl.maximum(tmp0 + 1.0, 0.0))  # FAST";
   return "--- a/attempt.py\n+++ b/attempt.py\n@@ -" + std::to_string(line) + " +" +
          std::to_string(line) + " @@\n-" + slow_line + "\n+" + fast_line + "\n";
-}
-
-std::string tool_result(const RecordedRequest& r, size_t from_end = 1) {
-  auto messages = json::parse(r.body)["messages"];
-  return messages[messages.size() - from_end].value("content", "");
 }
 
 TEST(AgentLoop, RejectedThenAcceptedEndsTheLoop) {
@@ -120,7 +50,10 @@ TEST(AgentLoop, RejectedThenAcceptedEndsTheLoop) {
   EXPECT_EQ(server.remaining(), 1u);  // the loop ended on acceptance, not on a final answer
   auto requests = server.requests();
   ASSERT_EQ(requests.size(), 5u);
-  EXPECT_EQ(tool_result(requests[1]), kWrapper);  // read_attempt showed the attempt
+  // read_attempt showed the attempt, numbered, in one page.
+  EXPECT_NE(tool_result(requests[1]).find("30|         triton_poi_fused_add_relu_0.run("),
+            std::string::npos)
+      << tool_result(requests[1]);
   EXPECT_NE(tool_result(requests[3]).find("\"verdict\":\"rejected\""), std::string::npos);
   EXPECT_NE(tool_result(requests[3]).find("slower"), std::string::npos);
   EXPECT_EQ(ws.written, (std::vector<std::string>{kSlow, kFast}));
@@ -247,30 +180,60 @@ TEST(AgentTools, ShellRunsInTheTrackWithDeadlineCapAndNoNetwork) {
   server.push({tool("c1", "shell", {{"command", "pwd; echo hello"}}),
                tool("c2", "shell", {{"command", "sleep 5"}, {"timeout_s", 0.2}}),
                tool("c3", "shell", {{"command", "head -c 100000 /dev/zero | tr '\\0' y"}}),
-               tool("c4", "shell", {{"command", connect}}),
+               tool("c4", "shell", {{"command", connect + "; python3 -c 'print(7*6)'"}}),
                tool("c5", "write_candidate", {{"content", kFast}}), tool("c6", "evaluate")});
   ChatClient client(local_provider(server), fast_client());
   ScriptedWorkspace ws(dir.path());
   CallBudget budget(20);
-  AgentOptions options;
+  AgentOptions options = sandboxed_shell();
   options.shell.output_cap = 1000;
   auto start = std::chrono::steady_clock::now();
   AgentResult result = run_agent(client, ws, budget, options);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
   EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  EXPECT_TRUE(result.notes.empty()) << result.notes[0];
   auto requests = server.requests();
   ASSERT_EQ(requests.size(), 6u);
   auto r1 = json::parse(tool_result(requests[1]));
   EXPECT_EQ(r1["exit_code"], 0);
-  EXPECT_EQ(r1["output"], std::filesystem::canonical(dir.path()).string() + "\nhello\n");
+  EXPECT_EQ(r1["stdout"], dir.path().string() + "\nhello\n");
   auto r2 = json::parse(tool_result(requests[2]));
   EXPECT_TRUE(r2["timed_out"].get<bool>());
   auto r3 = json::parse(tool_result(requests[3]));
-  EXPECT_EQ(r3["output"].get<std::string>().size(), 1000u);
-  EXPECT_EQ(r3["bytes_cut"], 99000);
+  EXPECT_EQ(r3["stdout"].get<std::string>().size(), 1000u);
+  EXPECT_TRUE(r3["stdout_cut"].get<bool>());
   auto r4 = json::parse(tool_result(requests[4]));
-  EXPECT_NE(r4["exit_code"], 0);
-  EXPECT_EQ(r4["output"].get<std::string>().find("CONNECTED"), std::string::npos);
+  EXPECT_EQ(r4["stdout"], "42\n") << r4.dump();  // Python runs; the socket does not connect
+}
+
+TEST(AgentTools, ReadAttemptPagesAndSearchFindsLines) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("c1", "read_attempt", {{"lines", 3}}),
+               tool("c2", "read_attempt", {{"offset", 4}, {"lines", 2}}),
+               tool("c3", "read_attempt", {{"offset", 100000}}),
+               tool("c4", "search_attempt", {{"text", "tl.store"}, {"context", 0}}),
+               tool("c5", "write_candidate", {{"content", kFast}}), tool("c6", "evaluate")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(20);
+  AgentResult result = run_agent(client, ws, budget, {});
+  EXPECT_EQ(result.outcome, Outcome::accepted) << result.reason;
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 6u);
+  const auto total = std::count(kWrapper.begin(), kWrapper.end(), '\n');  // ends with '\n'
+  std::string p1 = tool_result(requests[1]), p2 = tool_result(requests[2]);
+  EXPECT_EQ(p1.rfind(fmt::format("[lines 1-3 of {}; the next page starts at offset 4]", total), 0),
+            0u)
+      << p1;
+  EXPECT_EQ(std::count(p1.begin(), p1.end(), '\n'), 4);
+  EXPECT_EQ(p2.rfind(fmt::format("[lines 4-5 of {}", total), 0), 0u) << p2;
+  EXPECT_NE(tool_result(requests[3]).find("past its end"), std::string::npos);
+  auto found = json::parse(tool_result(requests[4]));
+  ASSERT_GE(found["base"]["total"].get<int>(), 1) << found.dump();
+  std::string excerpt = found["base"]["matches"][0]["excerpt"];
+  EXPECT_NE(excerpt.find("tl.store"), std::string::npos);
+  EXPECT_EQ(excerpt[0], '>');
 }
 
 TEST(AgentRoute, ARejectedRouteFailsTheRunWithTheReason) {

@@ -26,9 +26,22 @@
 
 namespace ts::agent {
 
+/// The `shell` tool runs every command in ts::proc's sandbox: a read-only view of the host with
+/// homes hidden, the track readable, a private /tmp (its only writable place), no network, an
+/// environment of PATH, HOME (the track), LANG and TMPDIR only, limits, and nothing left running
+/// when the call returns. Where the sandbox does not work, the tool is not offered and
+/// AgentResult::notes says why.
 struct ShellOptions {
   std::chrono::milliseconds timeout{60'000};
-  std::size_t output_cap = 16 * 1024;  // bytes of combined stdout+stderr returned
+  std::size_t output_cap = 16 * 1024;   // bytes of stdout and of stderr returned
+  std::vector<std::string> readable{};  // bound back read-only (a Python installed under $HOME)
+  std::vector<std::string> hidden{};    // hidden beyond homes: the run cache (other tracks)
+  std::string path = "/usr/local/bin:/usr/bin:/bin";  // PATH inside
+  std::size_t address_space_bytes = std::size_t{8} << 30;
+  std::size_t file_bytes = std::size_t{64} << 20;
+  std::size_t tmp_bytes = std::size_t{256} << 20;
+  int processes = 64;
+  int open_files = 256;
 };
 
 /// A tool beyond the built-in ones (TileOPs adds its own); `run` gets the model's JSON arguments
@@ -68,7 +81,8 @@ struct AgentResult {
   std::vector<AcceptedCandidate> accepted;  // one per accepted loop, in order
   int model_calls = 0;                      // invocations this run took from the budget
   int rejected_candidates = 0;
-  std::string reason;  // why the run ended
+  std::string reason;              // why the run ended
+  std::vector<std::string> notes;  // what the run could not offer and why ("shell: ...")
 };
 
 /// Runs the loop until `options.loops` candidates are accepted, the budget is spent, or the

@@ -13,8 +13,9 @@
 //
 // Every child is the leader of a new process group; on a deadline the whole group gets SIGTERM,
 // then SIGKILL after `kill_grace_s`. When the leader exits on its own, whatever it left running
-// in its group is SIGKILLed before run() returns. (A descendant that calls setsid() leaves the
-// group; only a PID namespace would catch it, which we do not use.)
+// in its group is SIGKILLed before run() returns. A descendant that calls setsid() leaves the
+// group; for code the host does not trust, `RunOptions::sandbox` runs the child in its own PID
+// namespace, which the kernel empties when the child's init ends, whatever it did.
 #pragma once
 
 #include <sys/types.h>
@@ -22,6 +23,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +41,39 @@ enum class NetworkIsolation {
 };
 const char* network_isolation_name(NetworkIsolation n) noexcept;
 
+/// Confinement for code the host does not trust: the model's shell commands and candidate code in
+/// the gate worker. bubblewrap (`bwrap`, from Debian's bubblewrap) builds it: new user, PID,
+/// network, IPC and UTS namespaces, every capability dropped, the whole filesystem read-only,
+/// `hidden` paths covered (directories by an empty tmpfs, files by /dev/null), a private
+/// size-limited /tmp and /dev/shm. Every process the child starts lives in its PID namespace and
+/// dies with it. Resource limits are setrlimit values inherited by every descendant; the process
+/// count is also held by a pids cgroup where one can be made (root is exempt from RLIMIT_NPROC).
+///
+///   Sandbox box = Sandbox::untrusted();       // homes, /root, shadow files hidden
+///   box.writable = {track + "/scratch"};
+///   opt.sandbox = box;                        // the child's env is opt.env and nothing else
+struct Sandbox {
+  std::vector<std::string> writable;  // bound read-write at the same path
+  std::vector<std::string> hidden;    // covered; missing paths are skipped
+  std::vector<std::string> readable;  // bound read-only again after hiding (a Python under $HOME)
+  std::vector<std::string> devices;   // device nodes passed through (/dev/nvidia0, ...)
+  std::size_t tmp_bytes = std::size_t{256} << 20;  // size of the private /tmp and /dev/shm
+  // Limits; 0 leaves one unset.
+  double cpu_s = 0;                     // RLIMIT_CPU (whole seconds, rounded up)
+  std::size_t address_space_bytes = 0;  // RLIMIT_AS
+  std::size_t file_bytes = 0;           // RLIMIT_FSIZE: the largest file it may write
+  int open_files = 0;                   // RLIMIT_NOFILE
+  int processes = 0;                    // RLIMIT_NPROC and the pids cgroup's pids.max
+
+  /// Hidden: the caller's $HOME, /home, /root, /run/user, /var/tmp, /etc/shadow, /etc/gshadow.
+  static Sandbox untrusted();
+};
+
+/// Nothing when sandboxed runs of `box` work here (bwrap found, a trial run confined, and the
+/// process limit enforceable: not root, or a pids cgroup); else why not, in words for a user.
+/// The trial runs once per process.
+Expected<void> sandbox_available(const Sandbox& box);
+
 struct RunOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in the child's PATH unless it has a '/'
   std::map<std::string, std::string> env;  // the child's environment (on top of the parent's
@@ -49,7 +84,8 @@ struct RunOptions {
   double kill_grace_s = 1.0;               // SIGTERM -> SIGKILL delay on a deadline
   std::size_t stdout_cap = std::size_t{64} << 20;  // keep the first N bytes, drop (and drain)
   std::size_t stderr_cap = std::size_t{16} << 20;  // the rest
-  bool no_network = false;  // new network namespace if permitted, else proxy env scrubbed
+  bool no_network = false;         // new network namespace if permitted, else proxy env scrubbed
+  std::optional<Sandbox> sandbox;  // requires inherit_env == false; implies no_network
 };
 
 struct ProcResult {
