@@ -161,6 +161,7 @@ class SseDecoder {
     return true;
   }
   bool done() const { return done_; }
+  bool saw_data() const { return saw_data_; }
   const std::string& error() const { return error_; }
 
   Expected<ChatResponse> finish() {
@@ -182,6 +183,7 @@ class SseDecoder {
   bool on_line(std::string_view line) {
     if (done_ || line.empty() || line[0] == ':') return true;  // blank, comment, after DONE
     if (line.substr(0, 5) != "data:") return true;             // event:, id:, retry:
+    saw_data_ = true;
     std::string_view data = line.substr(5);
     while (!data.empty() && data.front() == ' ') data.remove_prefix(1);
     if (data == "[DONE]") {
@@ -229,6 +231,7 @@ class SseDecoder {
   std::vector<ToolCall> calls_;
   Usage usage_;
   bool done_ = false;
+  bool saw_data_ = false;
 };
 
 // "HTTP 401: Incorrect API key provided" from an OpenAI-style error body.
@@ -280,18 +283,19 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest& request) {
     HttpDeadlines deadlines{options_.connect_timeout, options_.first_byte_timeout,
                             options_.idle_timeout, std::min(options_.attempt_timeout, left)};
 
+    // A streamed request is kept whole too: some OpenAI-compatible servers answer it with a
+    // plain chat.completion body, which is then decoded as one.
     SseDecoder sse;
     std::string whole;
-    BodySink sink = options_.stream ? BodySink([&](std::string_view b) { return sse.feed(b); })
-                                    : BodySink([&](std::string_view b) {
-                                        whole.append(b);
-                                        return true;
-                                      });
+    BodySink sink = [&](std::string_view b) {
+      whole.append(b);
+      return !options_.stream || sse.feed(b);
+    };
     HttpResult result = transport_->post(http, deadlines, sink);
 
     std::optional<double> retry_after;
     if (result.failure == TransportFailure::none && result.status >= 200 && result.status < 300) {
-      auto decoded = options_.stream ? sse.finish() : decode_completion(whole);
+      auto decoded = options_.stream && sse.saw_data() ? sse.finish() : decode_completion(whole);
       if (decoded) {
         decoded->http_attempts = attempt;
         decoded->latency =

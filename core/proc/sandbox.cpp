@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -142,6 +143,9 @@ Expected<std::vector<std::string>> sandbox_argv(const Sandbox& box, const std::s
   }
   for (const auto& d : box.devices)
     if (exists(d)) a.insert(a.end(), {"--dev-bind", d, d});
+  // The empty directories over hidden paths take no writes (they would be unbounded memory).
+  for (const auto& h : box.hidden)
+    if (is_dir(h)) a.insert(a.end(), {"--remount-ro", h});
   if (!cwd.empty()) a.insert(a.end(), {"--chdir", cwd});
   a.push_back("--");
   a.insert(a.end(), argv.begin(), argv.end());
@@ -150,8 +154,14 @@ Expected<std::vector<std::string>> sandbox_argv(const Sandbox& box, const std::s
 
 Limits Limits::of(const Sandbox& box) {
   Limits l;
+  // A limit above the hard one cannot be set without privilege: the hard one then stands.
   auto add = [&](int resource, double value) {
-    if (value > 0) l.add(resource, static_cast<rlim_t>(value));
+    if (!(value > 0)) return;
+    auto v = static_cast<rlim_t>(value);
+    rlimit now{};
+    if (::getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY)
+      v = std::min(v, now.rlim_max);
+    l.add(resource, v);
   };
   add(RLIMIT_CPU, std::ceil(box.cpu_s));
   add(RLIMIT_AS, static_cast<double>(box.address_space_bytes));

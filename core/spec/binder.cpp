@@ -154,6 +154,92 @@ struct Deferred {
 
 }  // namespace
 
+namespace {
+
+// A tensor's memory as blocks: `count` blocks of `width` bytes, `step` bytes apart from `start`
+// (the outermost dimension's slices; one block for rank 0 or 1 slice). Strides are >= 0 here.
+struct Footprint {
+  std::uintptr_t start = 0;
+  std::uint64_t width = 0, step = 0, count = 0;
+  std::uintptr_t end() const { return start + (count - 1) * step + width; }
+};
+
+Footprint footprint(const TensorArg& t) {
+  const auto esize = static_cast<std::uint64_t>(dtype_size(t.dtype));
+  std::vector<int64_t> strides(t.strides.begin(), t.strides.end());
+  if (strides.empty()) {  // contiguous
+    strides.assign(t.shape.size(), 1);
+    for (size_t d = t.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * t.shape[d];
+  }
+  Footprint f;
+  f.start = t.address;
+  std::uint64_t inner = 1;  // elements spanned by one outermost slice
+  for (size_t d = 1; d < t.shape.size(); ++d)
+    inner += static_cast<std::uint64_t>(t.shape[d] - 1) * static_cast<std::uint64_t>(strides[d]);
+  f.width = inner * esize;
+  f.count = t.shape.empty() ? 1 : static_cast<std::uint64_t>(t.shape[0]);
+  f.step = t.shape.empty() ? 0 : static_cast<std::uint64_t>(strides[0]) * esize;
+  if (f.count > 1 && f.step < f.width) {  // slices interleave: one block over all of it
+    f.width = f.end() - f.start;
+    f.count = 1;
+  }
+  return f;
+}
+
+// Whether two footprints may share a byte. Exact for equal steps (views into one fused buffer,
+// as q and k slices of a qkv projection are); otherwise whether their spans intersect.
+bool may_overlap(const Footprint& a, const Footprint& b) {
+  if (a.end() <= b.start || b.end() <= a.start) return false;
+  if (a.count > 1 && b.count > 1 && a.step == b.step) {
+    const std::uint64_t s = a.step;
+    const std::uint64_t d =
+        (b.start >= a.start ? b.start - a.start : s - (a.start - b.start) % s) % s;
+    // On a circle of length s: [0, a.width) against [d, d + b.width).
+    return d < a.width || d + b.width > s;
+  }
+  return true;
+}
+
+bool has_negative_stride(const TensorArg& t) {
+  return std::any_of(t.strides.begin(), t.strides.end(), [](int64_t s) { return s < 0; });
+}
+
+int64_t numel_of(const TensorArg& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  return n;
+}
+
+// Mutated inputs: no broadcast dimension, no memory shared with any other input.
+Expected<void> check_writes(const OpModel& m, std::span<const TensorArg> inputs) {
+  for (size_t k = 0; k < m.inputs.size(); ++k) {
+    const TensorArg& w = inputs[k];
+    if (!m.inputs[k].mutated || !w.present || numel_of(w) == 0) continue;
+    for (size_t d = 0; d < w.strides.size() && d < w.shape.size(); ++d)
+      if (w.strides[d] == 0 && w.shape[d] > 1)
+        return fail(Errc::bind,
+                    fmt::format("{}: {} is written in place but dimension {} (size {}) is "
+                                "broadcast (stride 0); pass a tensor with its own memory "
+                                "(.contiguous())",
+                                m.name, m.inputs[k].name, d, w.shape[d]));
+    if (w.address == 0) continue;
+    for (size_t j = 0; j < m.inputs.size(); ++j) {
+      const TensorArg& o = inputs[j];
+      if (j == k || !o.present || o.address == 0 || numel_of(o) == 0) continue;
+      const bool overlap = has_negative_stride(w) || has_negative_stride(o) ||
+                           may_overlap(footprint(w), footprint(o));
+      if (overlap)
+        return fail(Errc::bind,
+                    fmt::format("{}: {} is written in place and shares memory with {}; pass "
+                                "tensors that do not overlap",
+                                m.name, m.inputs[k].name, m.inputs[j].name));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
                               std::span<const ParamValue> params) {
   const OpModel& m = op.model();
@@ -491,6 +577,7 @@ Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> input
     call.tensor_dtypes[ni + k] = out.dtype;
     call.tensor_numel[ni + k] = numel;
   }
+  if (auto writes = check_writes(m, inputs); !writes) return tl::unexpected(writes.error());
   return call;
 }
 

@@ -164,8 +164,16 @@ Expected<void> write_file_atomic(const fs::path& path, std::string_view bytes) {
 }
 
 Expected<std::string> read_file(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO put where a file was expected returns at once instead of waiting
+  // for a writer; only a regular file is then read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return io_error("open", path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(Errc::io, fmt::format("read '{}': not a regular file", path.string()));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string out;
   char buf[65536];
   for (;;) {
@@ -270,6 +278,33 @@ bool is_valid_cache_key(std::string_view key) {
 // ---------------------------------------------------------------------------------------------
 // Track
 
+namespace {
+
+// The run's directory with its marker, created if missing.
+Expected<fs::path> ensure_run(const fs::path& root, std::string_view run_id) {
+  if (!is_valid_run_id(run_id))
+    return fail(Errc::invalid_argument, fmt::format("run: bad run id '{}'", run_id));
+  fs::path dir = root / "runs" / std::string(run_id);
+  if (auto made = ensure_dir(dir); !made) return tl::unexpected(made.error());
+  const fs::path marker = dir / run_marker_name;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(marker, ec))) {
+    auto text = nlohmann::json{{"run_id", run_id}, {"tool", "tilesmith"}}.dump() + "\n";
+    if (auto w = write_file_atomic(marker, text); !w) return tl::unexpected(w.error());
+  }
+  return dir;
+}
+
+}  // namespace
+
+Expected<RunLease> RunLease::hold(const fs::path& root, std::string_view run_id) {
+  auto dir = ensure_run(root, run_id);
+  if (!dir) return tl::unexpected(dir.error());
+  auto lock = FileLock::acquire(*dir / run_marker_name, FileLock::Mode::shared, 10.0);
+  if (!lock) return tl::unexpected(lock.error());
+  return RunLease(*dir, std::move(*lock));
+}
+
 Expected<Track> Track::open(const fs::path& root, std::string_view run_id,
                             std::string_view cache_key) {
   if (!is_valid_run_id(run_id))
@@ -277,7 +312,9 @@ Expected<Track> Track::open(const fs::path& root, std::string_view run_id,
   if (!is_valid_cache_key(cache_key))
     return fail(Errc::invalid_argument,
                 fmt::format("track: cache key '{}' is not 64 lower-case hex digits", cache_key));
-  fs::path dir = root / "runs" / std::string(run_id) / std::string(cache_key);
+  auto run_dir = ensure_run(root, run_id);
+  if (!run_dir) return tl::unexpected(run_dir.error());
+  fs::path dir = *run_dir / std::string(cache_key);
   for (const char* sub : {"attempts", "profiles", "traces"})
     if (auto made = ensure_dir(dir / sub); !made) return tl::unexpected(made.error());
   return Track(std::move(dir), std::string(run_id), std::string(cache_key));
@@ -487,6 +524,34 @@ Expected<void> ArtifactCache::set_index(std::string_view cache_key, std::string_
   return write_file_atomic(index_dir / std::string(cache_key), std::string(hash) + "\n");
 }
 
+Expected<fs::path> ArtifactCache::quarantine(std::string_view cache_key,
+                                             std::string_view why) const {
+  if (!is_valid_cache_key(cache_key))
+    return fail(Errc::invalid_argument,
+                fmt::format("artifact index: bad cache key '{}'", cache_key));
+  auto lock = FileLock::acquire(dir_ / ".index.lock");
+  if (!lock) return tl::unexpected(lock.error());
+  const fs::path entry = dir_ / "index" / std::string(cache_key);
+  // The artifact it names, when the entry is readable and names one: it goes aside too.
+  std::optional<std::string> hash;
+  if (auto text = read_file(entry); text) {
+    std::string h = text->substr(0, text->find('\n'));
+    if (is_sha256_hex(h)) hash = h;
+  }
+  const fs::path aside = dir_ / "quarantine" / fmt::format("{}-{}", cache_key, random_hex(8));
+  if (auto made = ensure_dir(aside); !made) return tl::unexpected(made.error());
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(entry, ec)) &&
+      ::rename(entry.c_str(), (aside / "index-entry").c_str()) != 0)
+    return io_error("quarantine: rename", entry, errno);
+  if (hash && fs::is_directory(fs::symlink_status(dir_ / *hash, ec)) &&
+      ::rename((dir_ / *hash).c_str(), (aside / *hash).c_str()) != 0)
+    return io_error("quarantine: rename", dir_ / *hash, errno);
+  if (auto w = write_file_atomic(aside / "why.txt", std::string(why) + "\n"); !w)
+    return tl::unexpected(w.error());
+  return aside;
+}
+
 Expected<std::string> ArtifactCache::lookup(std::string_view cache_key) const {
   if (!is_valid_cache_key(cache_key))
     return fail(Errc::invalid_argument,
@@ -559,35 +624,53 @@ Expected<std::vector<std::string>> list_tracks(const fs::path& root, std::string
   return keys;
 }
 
-Expected<CleanReport> clean_runs(const fs::path& root, std::optional<double> older_than_days) {
+Expected<CleanReport> clean_runs(const fs::path& root, std::optional<double> older_than_days,
+                                 bool dry_run) {
   if (older_than_days && !(*older_than_days >= 0))
     return fail(Errc::invalid_argument, "clean: older_than_days must be >= 0");
   CleanReport report;
   const fs::path runs_dir = root / "runs";
   std::error_code ec;
-  if (!fs::is_directory(runs_dir, ec)) return report;
+  const auto runs_status = fs::symlink_status(runs_dir, ec);
+  if (fs::is_symlink(runs_status))
+    return fail(
+        Errc::invalid_argument,
+        fmt::format("clean: '{}' is a symbolic link; clean follows no links", runs_dir.string()));
+  if (!fs::is_directory(runs_status)) return report;
   const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
+  auto not_ours = [&](const std::string& name, const char* why) {
+    report.not_ours.push_back(fmt::format("{}: {}", name, why));
+  };
   for (const auto& entry : fs::directory_iterator(runs_dir, ec)) {
     const fs::path path = entry.path();
     const std::string name = path.filename().string();
-    if (entry.is_symlink(ec)) {  // a link inside runs/ is removed as a link, never followed
-      if (!older_than_days) {
-        fs::remove(path, ec);
-        report.removed.push_back(name);
-      }
+    if (is_temp_name(name)) continue;  // an interrupted clean's leftover: handled below
+    if (entry.is_symlink(ec)) {
+      not_ours(name, "a symbolic link");
       continue;
     }
     if (!entry.is_directory(ec)) continue;
-    if (is_temp_name(name)) continue;
+    if (!is_valid_run_id(name)) {
+      not_ours(name, "not named like a run");
+      continue;
+    }
+    const fs::path marker = path / run_marker_name;
+    if (!fs::is_regular_file(fs::symlink_status(marker, ec))) {
+      not_ours(name, "no Tilesmith run marker");
+      continue;
+    }
     if (older_than_days &&
         static_cast<double>(now_s - mtime_unix_s(path)) < *older_than_days * 86400.0)
       continue;
-    // Hold every track lock while deleting so that a live optimizer is never pulled from under.
+    // Hold the run's marker and every track lock while deleting, so that a live run is never
+    // pulled from under its process.
     std::vector<FileLock> held;
-    bool busy = false;
-    for (const auto& key : sorted_entries(path, true)) {
+    auto run_lock = FileLock::try_acquire(marker);
+    bool busy = !run_lock;
+    if (run_lock) held.push_back(std::move(*run_lock));
+    for (const auto& key : busy ? std::vector<std::string>{} : sorted_entries(path, true)) {
       if (!fs::exists(path / key / ".lock")) continue;
       auto lock = FileLock::try_acquire(path / key / ".lock");
       if (!lock) {
@@ -600,6 +683,10 @@ Expected<CleanReport> clean_runs(const fs::path& root, std::optional<double> old
       report.skipped_in_use.push_back(name);
       continue;
     }
+    if (dry_run) {
+      report.removed.push_back(name);
+      continue;
+    }
     // Move aside first so that a half-removed run never looks like a run.
     fs::path doomed = runs_dir / fmt::format(".{}.tmp-clean-{}", name, random_hex(8));
     if (::rename(path.c_str(), doomed.c_str()) != 0) return io_error("clean: rename", path, errno);
@@ -609,11 +696,17 @@ Expected<CleanReport> clean_runs(const fs::path& root, std::optional<double> old
       return fail(Errc::io, fmt::format("clean: remove '{}': {}", doomed.string(), ec.message()));
     report.removed.push_back(name);
   }
-  // Leftovers of interrupted cleans.
-  for (const auto& entry : fs::directory_iterator(runs_dir, ec))
-    if (is_temp_name(entry.path().filename().string()) && !entry.is_symlink(ec))
-      fs::remove_all(entry.path(), ec);
+  // Leftovers of interrupted cleans: only those that still carry a run marker.
+  if (!dry_run)
+    for (const auto& entry : fs::directory_iterator(runs_dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (is_temp_name(name) && name.find(".tmp-clean-") != std::string::npos &&
+          !entry.is_symlink(ec) &&
+          fs::is_regular_file(fs::symlink_status(entry.path() / run_marker_name, ec)))
+        fs::remove_all(entry.path(), ec);
+    }
   std::sort(report.removed.begin(), report.removed.end());
+  std::sort(report.not_ours.begin(), report.not_ours.end());
   return report;
 }
 

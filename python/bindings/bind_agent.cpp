@@ -3,7 +3,9 @@
 //   from _tscore import agent
 //   ok, text = agent.resolve("gpt-5", env=None)       # (True, describe()) or (False, reason)
 //   budget = agent.Budget(70)                         # shared by every graph of one compile
-//   res = agent.run(workspace, budget, model=None, loops=1, agency="medium", task="")
+//   res = agent.run(workspace, budget, model=None, loops=1, agency="medium", task="",
+//                   shell_readable=[sys.prefix], shell_hidden=[cache_root])
+//   agent.redact(text)                                # every secret this process knows removed
 //
 // `workspace` is any Python object with original(), write_candidate(text), evaluate(text) -> dict,
 // profile(text) -> list[dict], list_specs(), read_spec(name), track_dir(). A C++ Workspace
@@ -28,6 +30,7 @@
 #include "ts/agent/agent.hpp"
 #include "ts/agent/provider.hpp"
 #include "ts/agent/search.hpp"
+#include "ts/agent/secrets.hpp"
 
 namespace nb = nanobind;
 
@@ -226,12 +229,14 @@ nb::dict failed_result(const std::string& reason) {
   d["model_calls"] = 0;
   d["rejected_candidates"] = 0;
   d["reason"] = reason;
+  d["notes"] = nb::list();
   return d;
 }
 
 nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std::string> model,
              int loops, const std::string& agency_text, const std::string& task, bool traces,
-             std::optional<std::map<std::string, std::string>> env, std::uint64_t seed) {
+             std::optional<std::map<std::string, std::string>> env, std::uint64_t seed,
+             std::vector<std::string> shell_readable, std::vector<std::string> shell_hidden) {
   auto agency = agent::parse_agency(agency_text);
   if (!agency) throw nb::value_error(agency.error().message.c_str());
   if (loops < 1) throw nb::value_error(fmt::format("loops must be >= 1, not {}", loops).c_str());
@@ -262,6 +267,9 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
   options.agency = *agency;
   options.task = task;
   options.traces = traces;
+  options.shell.readable = std::move(shell_readable);
+  options.shell.hidden = std::move(shell_hidden);
+  if (auto it = env_map.find("PATH"); it != env_map.end()) options.shell.path = it->second;
 
   std::optional<agent::AgentResult> result;
   std::string route_error;
@@ -294,6 +302,9 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
   d["model_calls"] = result->model_calls;
   d["rejected_candidates"] = result->rejected_candidates;
   d["reason"] = result->reason;
+  nb::list notes;
+  for (const auto& n : result->notes) notes.append(n);
+  d["notes"] = notes;
   return d;
 }
 
@@ -316,6 +327,15 @@ void bind_agent(nb::module_& m) {
       nb::arg("model") = nb::none(), nb::arg("env") = nb::none(),
       "(True, route description) or (False, why no model or route is available). The API key "
       "is never part of the description.");
+
+  a.def(
+      "redact",
+      [](std::string text, std::optional<std::map<std::string, std::string>> env) {
+        return agent::Secrets::from(env_from(env)).redact(std::move(text));
+      },
+      nb::arg("text"), nb::arg("env") = nb::none(),
+      "`text` with every secret of the environment (default: this process's) and of the model "
+      "login files replaced by \"[redacted]\".");
 
   nb::class_<agent::CallBudget>(a, "Budget",
                                 "The exact number of model invocations, shared by every graph of "
@@ -340,9 +360,12 @@ void bind_agent(nb::module_& m) {
   a.def("run", &run, nb::arg("workspace"), nb::arg("budget"), nb::arg("model") = nb::none(),
         nb::arg("loops") = 1, nb::arg("agency") = "medium", nb::arg("task") = "",
         nb::arg("traces") = false, nb::arg("env") = nb::none(), nb::arg("seed") = 0,
+        nb::arg("shell_readable") = std::vector<std::string>{},
+        nb::arg("shell_hidden") = std::vector<std::string>{},
         "Runs the agent loop on `workspace` until `loops` candidates are accepted, the budget is "
         "spent or the route fails. Returns {outcome, accepted, model_calls, rejected_candidates, "
-        "reason}; never raises for model, network or workspace failures. `seed` makes the built-in "
+        "reason, notes}; never raises for model, network or workspace failures. `seed` makes the "
+        "built-in "
         "search agent (model \"tilesmith-search\") deterministic.");
 }
 

@@ -2,6 +2,8 @@
 //   c = _tscore.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5); c.stop()
 //   r = _tscore.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
 //   r.exit_code, r.stdout (bytes), r.timed_out, r.network ("not_requested", ...)
+//   box = _tscore.Sandbox.untrusted(); box.writable = [d]; _tscore.sandbox_available(box)
+//   _tscore.proc_run([...], env={...}, sandbox=box)        # confined: see ts/proc/proc.hpp
 // Spawn failures raise FileNotFoundError (no such executable or cwd) or _tscore.ProcError.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
@@ -20,6 +22,31 @@ namespace ts::python {
 void bind_proc(nb::module_& m) {
   static PyObject* proc_error = PyErr_NewException("_tscore.ProcError", PyExc_OSError, nullptr);
   m.attr("ProcError") = nb::handle(proc_error);
+
+  nb::class_<proc::Sandbox>(m, "Sandbox",
+                            "Confinement for untrusted code (bubblewrap); see ts/proc/proc.hpp.")
+      .def(nb::init<>())
+      .def_static("untrusted", &proc::Sandbox::untrusted,
+                  "Homes, /root, /run/user, /var/tmp and the shadow files hidden.")
+      .def_rw("writable", &proc::Sandbox::writable)
+      .def_rw("hidden", &proc::Sandbox::hidden)
+      .def_rw("readable", &proc::Sandbox::readable)
+      .def_rw("devices", &proc::Sandbox::devices)
+      .def_rw("tmp_bytes", &proc::Sandbox::tmp_bytes)
+      .def_rw("cpu_s", &proc::Sandbox::cpu_s)
+      .def_rw("address_space_bytes", &proc::Sandbox::address_space_bytes)
+      .def_rw("file_bytes", &proc::Sandbox::file_bytes)
+      .def_rw("open_files", &proc::Sandbox::open_files)
+      .def_rw("processes", &proc::Sandbox::processes);
+  m.def(
+      "sandbox_available",
+      [](const proc::Sandbox& box) -> std::optional<std::string> {
+        nb::gil_scoped_release unlocked;
+        auto ok = proc::sandbox_available(box);
+        if (ok) return std::nullopt;
+        return ok.error().message;
+      },
+      nb::arg("box"), "None when sandboxed runs of `box` work here, else why not.");
 
   nb::class_<proc::ProcResult>(m, "ProcResult")
       .def_ro("exit_code", &proc::ProcResult::exit_code)
@@ -45,8 +72,10 @@ void bind_proc(nb::module_& m) {
       "proc_run",
       [](std::vector<std::string> argv, std::optional<std::map<std::string, std::string>> env,
          bool inherit_env, std::string cwd, nb::bytes stdin_bytes, double timeout_s,
-         double kill_grace_s, std::size_t stdout_cap, std::size_t stderr_cap, bool no_network) {
+         double kill_grace_s, std::size_t stdout_cap, std::size_t stderr_cap, bool no_network,
+         std::optional<proc::Sandbox> sandbox) {
         proc::RunOptions o;
+        o.sandbox = std::move(sandbox);
         o.argv = std::move(argv);
         if (env) o.env = std::move(*env);
         o.inherit_env = inherit_env;
@@ -67,6 +96,7 @@ void bind_proc(nb::module_& m) {
       nb::arg("cwd") = "", nb::arg("stdin") = nb::bytes("", 0), nb::arg("timeout_s") = 0.0,
       nb::arg("kill_grace_s") = 1.0, nb::arg("stdout_cap") = std::size_t{64} << 20,
       nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false,
+      nb::arg("sandbox") = nb::none(),
       "Runs argv to completion (the GIL is released meanwhile). env is the child's whole "
       "environment unless inherit_env; timeout_s=0 means no deadline.");
   // A long-lived child speaking lines on stdout (the gate's fork-server worker).
@@ -74,8 +104,10 @@ void bind_proc(nb::module_& m) {
       .def_static(
           "start",
           [](std::vector<std::string> argv, std::optional<std::map<std::string, std::string>> env,
-             bool inherit_env, std::string cwd, std::size_t stderr_cap, bool no_network) {
+             bool inherit_env, std::string cwd, std::size_t stderr_cap, bool no_network,
+             std::optional<proc::Sandbox> sandbox) {
             proc::RunOptions o;
+            o.sandbox = std::move(sandbox);
             o.argv = std::move(argv);
             if (env) o.env = std::move(*env);
             o.inherit_env = inherit_env;
@@ -86,7 +118,8 @@ void bind_proc(nb::module_& m) {
           },
           nb::arg("argv"), nb::kw_only(), nb::arg("env") = nb::none(),
           nb::arg("inherit_env") = false, nb::arg("cwd") = "",
-          nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false)
+          nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false,
+          nb::arg("sandbox") = nb::none())
       .def_prop_ro("pid", &proc::ChildProcess::pid)
       .def_prop_ro(
           "network",

@@ -85,7 +85,7 @@ nb::tuple shape_tuple(const std::vector<int64_t>& s) {
   return nb::tuple(l);
 }
 
-/// inputs: one entry per declared input: None (absent), or (dtype, shape[, strides]).
+/// inputs: one entry per declared input: None (absent), or (dtype, shape[, strides[, address]]).
 /// params: a dict by name (unknown names are an error) or a sequence in declaration order.
 BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params) {
   std::vector<std::vector<int64_t>> shapes, strides;
@@ -100,12 +100,13 @@ BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params) {
       a.present = false;
     } else {
       nb::tuple tup = nb::tuple(t);
-      if (tup.size() < 2 || tup.size() > 3)
-        raise(PyExc_TypeError, "each input is None or (dtype, shape[, strides])");
+      if (tup.size() < 2 || tup.size() > 4)
+        raise(PyExc_TypeError, "each input is None or (dtype, shape[, strides[, address]])");
       a.dtype = dtype_from(nb::cast<std::string>(nb::str(tup[0])));
       for (nb::handle d : tup[1]) shapes[i].push_back(nb::cast<int64_t>(d));
-      if (tup.size() == 3 && !tup[2].is_none())
+      if (tup.size() >= 3 && !tup[2].is_none())
         for (nb::handle d : tup[2]) strides[i].push_back(nb::cast<int64_t>(d));
+      if (tup.size() == 4 && !tup[3].is_none()) a.address = nb::cast<std::uintptr_t>(tup[3]);
       a.shape = shapes[i];
       a.strides = strides[i];
     }

@@ -118,7 +118,14 @@ void bind_store(nb::module_& m) {
              auto r = c.lookup(key);
              if (!r && r.error().code == Errc::not_found) return std::nullopt;
              return ok(std::move(r));
-           });
+           })
+      .def(
+          "quarantine",
+          [](const store::ArtifactCache& c, const std::string& key, const std::string& why) {
+            return ok(c.quarantine(key, why)).string();
+          },
+          nb::arg("cache_key"), nb::arg("why"),
+          "Moves a corrupt entry (index and artifact) aside; returns where it went.");
 
   m.def("list_runs", [](const std::string& root) {
     nb::list out;
@@ -136,14 +143,26 @@ void bind_store(nb::module_& m) {
   });
   m.def(
       "clean_runs",
-      [](const std::string& root, std::optional<double> older_than_days) {
-        auto report = ok(store::clean_runs(root, older_than_days));
+      [](const std::string& root, std::optional<double> older_than_days, bool dry_run) {
+        auto report = ok(store::clean_runs(root, older_than_days, dry_run));
         nb::dict d;
         d["removed"] = report.removed;
         d["skipped_in_use"] = report.skipped_in_use;
+        d["not_ours"] = report.not_ours;
         return d;
       },
-      nb::arg("root"), nb::arg("older_than_days") = nb::none());
+      nb::arg("root"), nb::arg("older_than_days") = nb::none(), nb::arg("dry_run") = false,
+      "Removes finished runs only (see ts/store/store.hpp); {removed, skipped_in_use, "
+      "not_ours}. With dry_run, `removed` lists what would be removed.");
+  nb::class_<store::RunLease>(
+      m, "RunLease", "Holds a run live (a shared lock on its marker) while this object lives.")
+      .def(
+          "__init__",
+          [](store::RunLease* self, const std::string& root, const std::string& run_id) {
+            new (self) store::RunLease(ok(store::RunLease::hold(root, run_id)));
+          },
+          nb::arg("root"), nb::arg("run_id"))
+      .def_prop_ro("dir", [](const store::RunLease& l) { return l.dir().string(); });
 }
 
 }  // namespace ts::python

@@ -51,8 +51,10 @@ _DEVICE_NAMES: dict[int, str] = {}
 
 
 def tensor_arg(t: torch.Tensor) -> tuple:
-    """The binder's view of a tensor: (dtype, shape, strides in elements)."""
-    return (DTYPE_NAMES.get(t.dtype, str(t.dtype)), tuple(t.shape), tuple(t.stride()))
+    """The binder's view of a tensor: (dtype, shape, strides in elements, byte address); the
+    address lets it refuse an in-place write into memory another input shares."""
+    return (DTYPE_NAMES.get(t.dtype, str(t.dtype)), tuple(t.shape), tuple(t.stride()),
+            t.data_ptr())
 
 
 def _fake_arg(t: torch.Tensor) -> tuple:

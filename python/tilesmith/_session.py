@@ -41,6 +41,7 @@ class GraphDiagnostic:
     status: str  # "waiting for first call" | "installed" | "cache hit" | "kept Inductor: ..."
     cache_key: str | None  # known after the first call
     track_dir: str | None
+    notes: tuple = ()  # what the optimization could not use and why (sandbox, tools)
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -105,6 +106,7 @@ class GraphState:
         self.installed_text = self.installed_path = None
         self.installed_report = None
         self._check = None  # the InPlaceCheck while it runs
+        self.notes: list[str] = []
         self._fired = False
         self._lock = threading.Lock()
 
@@ -114,7 +116,8 @@ class GraphState:
 
     def diagnostic(self) -> GraphDiagnostic:
         return GraphDiagnostic(self.index, self.dynamo_graph, self.kind, self.eligible,
-                               self.reason, self.status, self.cache_key, self.track_dir)
+                               self.reason, self.status, self.cache_key, self.track_dir,
+                               tuple(self.notes))
 
     # -- the one-shot shim ---------------------------------------------------------------------
     def arm(self) -> None:
@@ -246,13 +249,22 @@ class GraphState:
         s.outcome_by_key[key] = self
 
         try:
-            from tilesmith.gate import Gate, GateOptions
+            from tilesmith.gate import Gate, GateOptions, GateUnavailable
         except Exception as e:
             self._keep(f"the gate is unavailable ({_reason_of(e)})")
             return
-        options = GateOptions(device=self.device, static_input_idxs=self.static_input_idxs)
-        gate = Gate(original_text, copies, track.dir, options)
+        # The built-in search agent's candidates are the host's own rewrites: they may run
+        # unsandboxed where no sandbox works. A model's never do.
+        builtin = (s.agent_model or os.environ.get("TILESMITH_MODEL")) == "tilesmith-search"
+        options = GateOptions(device=self.device, static_input_idxs=self.static_input_idxs,
+                              sandbox="preferred" if builtin else "required")
+        try:
+            gate = Gate(original_text, copies, track.dir, options)
+        except GateUnavailable as e:
+            self._keep(f"the gate cannot evaluate here: {e}")
+            return
         del copies  # the gate keeps its own copies
+        self.notes.append(f"gate: {gate.sandbox_note}")
         try:
             self._run_with_gate(gate, track, key, header, original_text)
         finally:
@@ -279,10 +291,15 @@ class GraphState:
         task = (f"Make this TorchInductor {self.kind} graph ({self.label}, device "
                 f"{self.device}) faster. The file is the generated wrapper module; its call(args) "
                 f"must keep the same ABI, outputs, aliasing and RNG draws.")
+        from . import _sandbox
+
         result = agent.run(workspace, s.budget, model=s.agent_model, loops=s.loops,
                            agency=s.agency, task=task,
                            traces=os.environ.get("TILESMITH_DEBUG") == "1",
-                           seed=int(os.environ.get("TILESMITH_SEED", "0") or 0))
+                           seed=int(os.environ.get("TILESMITH_SEED", "0") or 0),
+                           shell_readable=_sandbox.python_paths(),
+                           shell_hidden=[str(s.root)])
+        self.notes.extend(result.get("notes") or [])
         s.record_agent(self.index, result)
         # A run can end `failed` or `budget_spent` after some loops were accepted (loops >= 2, the
         # search agent running out of rewrites): the last accepted candidate still installs.
@@ -304,23 +321,29 @@ class GraphState:
         if self._install_text(text, path, report, "agent"):
             cache.set_index(key, artifact)
 
+    def _set_aside(self, cache, key, why: str) -> None:
+        """A corrupt cache entry: said in diagnostics() and moved aside, so it is not read again."""
+        try:
+            where = cache.quarantine(key, why)
+            note = f"{why}; moved to {where}; optimizing afresh"
+        except Exception as e:
+            note = f"{why}; it could not be moved aside ({_reason_of(e)}); optimizing afresh"
+        self.notes.append(note)
+        PROGRESS.event(self.label, note)
+
     def _try_artifact_cache(self, gate, track, key) -> bool:
         import _tscore
 
         cache = _tscore.ArtifactCache(self.session.root)
         try:
             artifact = cache.lookup(key)
-        except Exception as e:
-            PROGRESS.event(self.label, f"artifact cache unreadable ({_reason_of(e)}); optimizing")
-            return False
-        if artifact is None:
-            return False
-        try:
+            if artifact is None:
+                return False
             files = cache.get(artifact)
             text = files["candidate.py"].decode()
             meta = json.loads(files["meta.json"].decode()) if "meta.json" in files else {}
         except Exception as e:
-            PROGRESS.event(self.label, f"artifact {artifact[:12]} unusable ({_reason_of(e)})")
+            self._set_aside(cache, key, f"artifact-cache entry unusable ({_reason_of(e)})")
             return False
         PROGRESS.update(self.label, f"artifact-cache hit {artifact[:12]}: re-checking ...")
         check = gate.check(text)
@@ -395,10 +418,17 @@ class Session:
         self.dynamo_graphs = 0
         self._lock = threading.Lock()
         self.budget = None
+        self.lease = None  # marks the run live for `tilesmith clean` while this session exists
         if fallback_reason is None:
+            import _tscore
             from _tscore import agent
 
             self.budget = agent.Budget(max_model_calls)
+            if root is not None and run_id is not None:
+                try:
+                    self.lease = _tscore.RunLease(root, run_id)
+                except OSError:
+                    pass  # the cache root is not writable: its tracks fail loudly later
 
     def key_settings(self) -> dict:
         return {"version": VERSION, "agent_model": self.agent_model or os.environ.get("TILESMITH_MODEL"),

@@ -3,7 +3,10 @@
     tilesmith runs                     list runs (id, tracks, last change)
     tilesmith show RUN [KEY]           a run's tracks (kind, status, attempts, verdicts, speedup),
                                        or one track's attempts and every report in it
-    tilesmith clean [--older-than D]   remove runs (tracks in use by a live writer are kept)
+    tilesmith clean [--older-than D] [--dry-run]
+                                       remove finished runs: only directories Tilesmith marked
+                                       as its runs, never a link, never a run a live process
+                                       holds; --dry-run lists what would go
 
 The root is TILESMITH_CACHE_DIR, else ~/.cache/tilesmith.
 """
@@ -141,11 +144,28 @@ def cmd_show(args, out) -> int:
 def cmd_clean(args, out) -> int:
     import _tscore
 
-    report = _tscore.clean_runs(_root(), args.older_than)
-    print(f"removed {len(report['removed'])} run(s)", file=out)
+    root = _root()
+    report = _tscore.clean_runs(root, args.older_than, args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"{verb} {len(report['removed'])} run(s) under {os.path.join(root, 'runs')}", file=out)
+    if args.dry_run:
+        for r in report["removed"]:
+            print(f"  would remove {r}", file=out)
     for r in report["skipped_in_use"]:
-        print(f"  kept {r}: in use", file=out)
+        print(f"  kept {r}: in use by a live process", file=out)
+    for r in report["not_ours"]:
+        print(f"  left {r}", file=out)
     return 0
+
+
+def _days(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not (v >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of days must be >= 0")
+    return v
 
 
 def main(argv=None, out=None) -> int:
@@ -158,8 +178,9 @@ def main(argv=None, out=None) -> int:
     show.add_argument("run", help="run id (or a unique prefix)")
     show.add_argument("key", nargs="?", help="cache key (or a unique prefix)")
     clean = sub.add_parser("clean", help="remove runs")
-    clean.add_argument("--older-than", type=float, default=None, metavar="DAYS",
+    clean.add_argument("--older-than", type=_days, default=None, metavar="DAYS",
                        help="only runs last changed more than DAYS days ago")
+    clean.add_argument("--dry-run", action="store_true", help="list what would be removed")
     from tilesmith import bench as _bench  # stdlib-only at import; torch loads in its children
 
     _bench.add_arguments(sub.add_parser("bench", help="Tilesmith vs Inductor on KernelBench problems"))

@@ -102,3 +102,38 @@ def test_gpu_tensors_are_refused_by_the_reference_backend(reference):
 
     with pytest.raises(ValueError, match="the reference backend takes CPU tensors"):
         SoftmaxFwdOp()(torch.empty(4, 8, device="meta"))
+
+
+def _rope_inputs(s=4, hq=4, hk=2, d=8, p=16):
+    positions = torch.arange(s, dtype=torch.int64)
+    q, k = torch.randn(s, hq, d), torch.randn(s, hk, d)
+    inv = 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+    f = torch.outer(torch.arange(p, dtype=torch.float32), inv)
+    return positions, q, k, torch.cat([f.cos(), f.sin()], dim=1)
+
+
+def test_rope_refuses_aliased_and_broadcast_writes(reference):
+    from tileops.manifest import BindError
+    from tileops.rope import RoPENeoXFwdOp
+
+    positions, q, _, cache = _rope_inputs(hq=2)
+    before = q.clone()
+    with pytest.raises(BindError, match="q is written in place and shares memory with k"):
+        RoPENeoXFwdOp()(positions, q, q, cache)
+    assert torch.equal(q, before)  # refused before anything ran
+    row = torch.randn(1, 2, 8)
+    with pytest.raises(BindError, match=r"dimension 0 \(size 4\) is broadcast"):
+        RoPENeoXFwdOp()(positions, row.expand(4, 2, 8), torch.randn(4, 2, 8), cache)
+    assert row.shape == (1, 2, 8)
+
+
+def test_rope_on_slices_of_one_fused_qkv_buffer(reference):
+    from tileops.rope import RoPENeoXFwdOp
+
+    positions, q, k, cache = _rope_inputs(hq=4, hk=2)
+    qkv = torch.cat([q, k, torch.randn(4, 2, 8)], dim=1)  # [S, Hq + 2 Hk, D]
+    fq, fk = qkv[:, :4], qkv[:, 4:6]
+    RoPENeoXFwdOp()(positions, fq, fk, cache)
+    RoPENeoXFwdOp()(positions, q, k, cache)
+    torch.testing.assert_close(fq, q)
+    torch.testing.assert_close(fk, k)

@@ -88,3 +88,79 @@ def test_paired_stats_and_verdict():
     with pytest.raises(ValueError):
         _tscore.paired_stats([1.0], [float("nan")])
     assert _tscore.check_wall_clock(0.5, 10.0).suspicious
+
+
+# ---- tilesmith clean removes only finished Tilesmith runs -----------------------------------------
+
+def _finished_run(root) -> str:
+    run_id = _tscore.new_run_id()
+    _tscore.Track(str(root), run_id, KEY).write_attempt("# a\n")
+    return run_id
+
+
+def test_clean_never_follows_a_linked_runs_directory(tmp_path):
+    elsewhere = tmp_path / "precious"
+    (elsewhere / "experiment-1").mkdir(parents=True)
+    (elsewhere / "experiment-1" / "data.bin").write_bytes(b"x")
+    root = tmp_path / "cache"
+    root.mkdir()
+    (root / "runs").symlink_to(elsewhere)
+    with pytest.raises(ValueError, match="symbolic link"):
+        _tscore.clean_runs(str(root))
+    assert (elsewhere / "experiment-1" / "data.bin").read_bytes() == b"x"
+
+
+def test_clean_leaves_directories_that_are_not_tilesmith_runs(tmp_path):
+    # TILESMITH_CACHE_DIR=. in a project whose runs/ is TensorBoard's.
+    tb = tmp_path / "runs" / "Dec07_10-00-00_host"
+    tb.mkdir(parents=True)
+    (tb / "events.out.tfevents.1").write_bytes(b"tb")
+    (tmp_path / "runs" / "20261207T100000.000000Z-1-deadbeef").mkdir()  # a run id, no marker
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "runs" / "link").symlink_to(target)
+    ours = _finished_run(tmp_path)
+    report = _tscore.clean_runs(str(tmp_path))
+    assert report["removed"] == [ours]
+    assert (tb / "events.out.tfevents.1").read_bytes() == b"tb"
+    assert (tmp_path / "runs" / "20261207T100000.000000Z-1-deadbeef").is_dir()
+    assert (tmp_path / "runs" / "link").is_symlink() and target.is_dir()
+    assert sorted(report["not_ours"]) == [
+        "20261207T100000.000000Z-1-deadbeef: no Tilesmith run marker",
+        "Dec07_10-00-00_host: no Tilesmith run marker",
+        "link: a symbolic link"]
+
+
+def test_clean_keeps_a_live_run_and_dry_run_removes_nothing(tmp_path):
+    done = _finished_run(tmp_path)
+    live_id = _tscore.new_run_id()
+    lease = _tscore.RunLease(str(tmp_path), live_id)
+    track = _tscore.Track(str(tmp_path), live_id, KEY)
+    track.write_attempt("# first\n")
+    dry = _tscore.clean_runs(str(tmp_path), dry_run=True)
+    assert dry["removed"] == [done] and dry["skipped_in_use"] == [live_id]
+    assert len(_tscore.list_runs(str(tmp_path))) == 2  # nothing removed
+    report = _tscore.clean_runs(str(tmp_path))
+    assert report["removed"] == [done] and report["skipped_in_use"] == [live_id]
+    track.write_attempt("# second\n")  # the live track still takes writes
+    assert track.latest_attempt() == "# second\n"
+    del lease
+    assert _tscore.clean_runs(str(tmp_path))["removed"] == [live_id]
+
+
+def test_clean_cli_dry_run_and_bad_days(tmp_path, monkeypatch, capsys):
+    import io
+
+    from tilesmith import cli
+
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+    run = _finished_run(tmp_path)
+    out = io.StringIO()
+    assert cli.main(["clean", "--dry-run"], out=out) == 0
+    assert f"would remove {run}" in out.getvalue()
+    assert [r["run_id"] for r in _tscore.list_runs(str(tmp_path))] == [run]
+    with pytest.raises(SystemExit) as e:
+        cli.main(["clean", "--older-than", "-1"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "a number of days must be >= 0" in err[-1] and "Traceback" not in "".join(err)

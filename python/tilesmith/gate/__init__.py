@@ -9,6 +9,6 @@ Candidate code only ever runs in worker processes (tilesmith.gate.worker); the v
 from the C++ core (_tscore.gate_judge_phase / gate_decide) on the workers' raw evidence.
 """
 
-from tilesmith.gate.host import Gate, GateOptions, GateReport
+from tilesmith.gate.host import Gate, GateIntegrityError, GateOptions, GateReport, GateUnavailable
 
-__all__ = ["Gate", "GateOptions", "GateReport"]
+__all__ = ["Gate", "GateIntegrityError", "GateOptions", "GateReport", "GateUnavailable"]

@@ -10,6 +10,14 @@ process: a child forked from a fork server that imported torch but never touched
 through the C++ process runner, no network, scrubbed environment), or, with
 fork_server=False, a new interpreter per job. The deadline and the process-group kill belong to
 the C++ runner; a crash, hang or CUDA fault ends only the worker.
+
+Workers run in the sandbox of tilesmith._sandbox (bubblewrap): candidate code sees the host's
+files read-only, no home directory, no other process, no network, and writes only the gate's
+private directory and its own /tmp. Where the sandbox cannot run, GateOptions.sandbox decides:
+"required" (any model's candidates) refuses to evaluate, "preferred" (the built-in search agent,
+whose candidates are the host's own rewrites) runs unsandboxed and says so in `sandbox_note`.
+The worker imports the gate's code with `python -P` (no writable directory on sys.path), and
+before every job the host checks that the package still hashes as it did at import.
 """
 
 from __future__ import annotations
@@ -30,6 +38,19 @@ from pathlib import Path
 from typing import Any
 
 import _tscore
+
+from .. import _sandbox
+
+# The gate's code as it was when this process imported it; checked before every job.
+_GATE_CODE_SHA256 = _sandbox.gate_code_digest()
+
+
+class GateUnavailable(RuntimeError):
+    """The gate cannot evaluate here (no sandbox where one is required)."""
+
+
+class GateIntegrityError(RuntimeError):
+    """The gate's own code changed on disk after import, or a worker runs other code."""
 
 
 def _default_min_improvement() -> float:
@@ -68,6 +89,7 @@ class GateOptions:
     startup_timeout_s: float = 300.0  # importing torch in a fresh interpreter
     prestart: bool = True  # start the fork server at construction: its imports (seconds) then
     #                        overlap the agent's first turn instead of the first evaluation
+    sandbox: str = "required"  # "required" | "preferred": see the module docstring
 
     def resolved_max_pairs(self) -> int:
         if self.max_pairs is not None:
@@ -221,10 +243,23 @@ class Gate:
         self.options = dataclasses.replace(options) if options is not None else GateOptions()
         if self.options.device not in ("cpu", "cuda") and not self.options.device.startswith("cuda:"):
             raise ValueError(f"Gate: device {self.options.device!r} is not 'cuda' or 'cpu'")
+        if self.options.sandbox not in ("required", "preferred"):
+            raise ValueError(f"Gate: sandbox {self.options.sandbox!r} is not 'required' or "
+                             "'preferred'")
         self.track_dir = Path(track_dir)
         self.profiles = self.track_dir / "profiles"
         self.profiles.mkdir(parents=True, exist_ok=True)
         self._dir = Path(tempfile.mkdtemp(prefix="tilesmith-gate-"))  # 0700
+        self._box = _sandbox.worker_sandbox(self._dir, self.options.device)
+        why_not = _sandbox.sandbox_unavailable(self._box)
+        if why_not is not None:
+            self._box = None
+            if self.options.sandbox == "required":
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir = None
+                raise GateUnavailable(f"the worker sandbox does not run here: {why_not}")
+        self.sandbox_note = ("candidates run sandboxed" if self._box is not None else
+                             f"candidates run without a sandbox ({why_not})")
         self._original_path = self._dir / "original.py"
         self._original_path.write_text(original_source)
         self._original_sha = hashlib.sha256(original_source.encode()).hexdigest()
@@ -236,6 +271,14 @@ class Gate:
         self._jobs = 0
         self._evaluations = 0
         self._env = _worker_env()
+        if self._box is not None:
+            # Private compile caches: the user's Inductor and Triton caches are hidden (a
+            # candidate must not plant kernels the user's process would load later).
+            for var, sub in (("HOME", "home"), ("TRITON_CACHE_DIR", "triton"),
+                             ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
+                (self._dir / sub).mkdir(exist_ok=True)
+                self._env[var] = str(self._dir / sub)
+            self._env["TMPDIR"] = "/tmp"
         self._server_ready = False
         if self.options.fork_server and self.options.prestart:
             self._spawn_server()
@@ -357,6 +400,10 @@ class Gate:
     def _job(self, mode: str, candidate_source: str, seed: int) -> dict:
         if self._dir is None:
             raise RuntimeError("Gate: used after close()")
+        if _sandbox.gate_code_digest() != _GATE_CODE_SHA256:
+            raise GateIntegrityError(
+                f"the gate's code in {_sandbox.gate_code_root()} changed since this process "
+                "imported it; nothing is evaluated until Tilesmith is reinstalled and reimported")
         o = self.options
         self._jobs += 1
         jd = self._dir / "jobs" / f"{self._jobs:04d}"
@@ -402,9 +449,10 @@ class Gate:
     def _run_fresh(self, job_path: Path) -> dict:
         o = self.options
         t0 = time.monotonic()
-        r = _tscore.proc_run([o.python, "-m", "tilesmith.gate.worker", "--job", str(job_path)],
+        r = _tscore.proc_run([o.python, "-P", "-m", "tilesmith.gate.worker", "--job", str(job_path)],
                              env=self._env, cwd=str(self._dir),
-                             timeout_s=o.timeout_s + o.startup_timeout_s, no_network=True)
+                             timeout_s=o.timeout_s + o.startup_timeout_s, no_network=True,
+                             sandbox=self._box)
         wall = time.monotonic() - t0
         return {"completed": r.succeeded, "timed_out": r.timed_out, "signal": r.term_signal,
                 "exit_code": r.exit_code if not r.timed_out and r.term_signal == 0 else 0,
@@ -414,11 +462,11 @@ class Gate:
 
     def _spawn_server(self) -> None:
         o = self.options
-        argv = [o.python, "-m", "tilesmith.gate.worker", "--serve"]
+        argv = [o.python, "-P", "-m", "tilesmith.gate.worker", "--serve"]
         if o.device.startswith("cuda"):
             argv.append("--preload")  # Inductor's CUDA wrappers: import its runtime once
         self._server = _tscore.ChildProcess.start(argv, env=self._env, cwd=str(self._dir),
-                                                  no_network=True)
+                                                  no_network=True, sandbox=self._box)
         self._server_ready = False
 
     def _ensure_server(self):
@@ -433,8 +481,15 @@ class Gate:
             info = json.loads(line)
             if not info.get("ready"):
                 raise RuntimeError(line)
+            if info.get("code_sha256") != _GATE_CODE_SHA256:
+                raise GateIntegrityError(
+                    "the worker runs other code than the gate imported (package digest "
+                    f"{info.get('code_sha256')} != {_GATE_CODE_SHA256})")
             self._server_info = {"pid": info.get("pid"), "fork": info.get("fork"),
                                  "torch": info.get("torch"), "network": srv.network}
+        except GateIntegrityError:
+            self._stop_server()
+            raise
         except Exception as e:
             err = _tail(srv.stderr.decode(errors="replace"))
             self._stop_server()
@@ -509,12 +564,24 @@ class Gate:
             "worker_server": dict(self._server_info) if self.options.fork_server else None,
             "phases": [_phase_dict(p) for p in (main, confirm) if p is not None],
         }
+        details["sandbox"] = self.sandbox_note
         report = GateReport(verdict="accepted" if v.accept else "rejected", reason=v.reason,
                             speedup=v.speedup if st is not None else 0.0, correctness=correctness,
                             timing=timing, confirmed=v.confirmed, kind=v.kind, label=label,
                             path=str(path), details=details)
+        report = _redacted(report)
         _tscore.write_file_atomic(str(path), json.dumps(report.to_dict(), indent=1, default=str).encode())
         return report
+
+
+def _redacted(report: GateReport) -> GateReport:
+    """The report with every secret this process knows removed: a candidate's exception message
+    or log can quote anything the candidate could read."""
+    text = json.dumps(dataclasses.asdict(report), default=str)
+    clean = _tscore.agent.redact(text)
+    if clean == text:
+        return report
+    return GateReport(**json.loads(clean))
 
 
 def _seed_for(base: int, k: int) -> int:

@@ -1292,8 +1292,12 @@ def serve(preload: bool = False) -> int:
     # Forking is only sound while this process has never touched CUDA; otherwise every job gets
     # a new interpreter instead (slower, same isolation).
     fork = not torch.cuda.is_initialized() and not _cuda_driver_initialized()
+    from tilesmith._sandbox import gate_code_digest
+
+    # The host compares this with the digest it took at import: the code this server runs is the
+    # code the host trusts.
     out.write(_json_dumps({"ready": True, "pid": os.getpid(), "torch": torch.__version__,
-                           "fork": fork}) + "\n")
+                           "fork": fork, "code_sha256": gate_code_digest()}) + "\n")
     for line in sys.stdin:
         job_path = line.strip()
         if not job_path:
@@ -1303,7 +1307,7 @@ def serve(preload: bool = False) -> int:
             import subprocess
 
             log = open(os.path.join(os.path.dirname(job_path), "worker.log"), "ab")
-            r = subprocess.run([sys.executable, "-m", "tilesmith.gate.worker", "--job", job_path],
+            r = subprocess.run([sys.executable, "-P", "-m", "tilesmith.gate.worker", "--job", job_path],
                                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
             log.close()
             sig = -r.returncode if r.returncode < 0 else 0

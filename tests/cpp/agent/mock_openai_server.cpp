@@ -51,7 +51,8 @@ Expected<std::vector<MockReply>> parse_script(std::string_view json_text) {
         {"cut_stream", MockReply::Kind::cut_stream},
         {"malformed_chunk", MockReply::Kind::malformed_chunk},
         {"hang", MockReply::Kind::hang},
-        {"stall_stream", MockReply::Kind::stall_stream}};
+        {"stall_stream", MockReply::Kind::stall_stream},
+        {"plain_json", MockReply::Kind::plain_json}};
     bool known = false;
     for (auto& [name, k] : kinds)
       if (kind == name) m.kind = k, known = true;
@@ -196,6 +197,9 @@ struct MockOpenAiServer::Impl {
                                          [](size_t, httplib::DataSink&) { return false; });
         return;
       }
+      case K::plain_json:
+        res.set_content(completion_json(r), "application/json");
+        return;
       case K::completion:
         if (!stream) {
           res.set_content(completion_json(r), "application/json");

@@ -30,6 +30,7 @@ struct MockReply {
     malformed_chunk,  // a streamed answer with one chunk that is not JSON
     hang,             // nothing at all for `delay_ms`, then the connection closes
     stall_stream,     // first events, then silence for `delay_ms`, then close
+    plain_json,       // a completion as one JSON body even when the request asked for a stream
   };
   Kind kind = Kind::completion;
   std::string content;

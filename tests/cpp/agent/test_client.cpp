@@ -81,6 +81,21 @@ TEST_P(ChatClientTest, DecodesContentToolCallsAndUsage) {
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, ChatClientTest, ::testing::Bool());
 
+TEST(ChatClient, AStreamedRequestAnsweredWithPlainJsonIsAccepted) {
+  MockOpenAiServer server;
+  MockReply plain = completion_reply("plain", {{"c1", "evaluate", "{}"}});
+  plain.kind = K::plain_json;
+  server.push(plain);
+  ChatClient client(local_provider(server), fast(/*stream=*/true));
+  auto r = client.complete(hello());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->message.content, "plain");
+  ASSERT_EQ(r->message.tool_calls.size(), 1u);
+  EXPECT_EQ(r->message.tool_calls[0].name, "evaluate");
+  EXPECT_EQ(r->http_attempts, 1);
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
 TEST(ChatClientFaults, RetriesEachTransientFaultWithinOneInvocation) {
   struct Case {
     const char* name;

@@ -28,12 +28,13 @@ struct T {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides = {};
   bool present = true;
+  std::uintptr_t address = 0;
 };
 
 ts::Expected<BoundCall> call(const char* name, const std::vector<T>& ts,
                              std::vector<ParamValue> ps = {}) {
   std::vector<TensorArg> args;
-  for (const auto& t : ts) args.push_back({t.dtype, t.shape, t.strides, t.present});
+  for (const auto& t : ts) args.push_back({t.dtype, t.shape, t.strides, t.present, t.address});
   return bind_call(op(name), args, ps);
 }
 
@@ -145,6 +146,41 @@ TEST(Binder, MutatedInputsAndFixedDtypes) {
   EXPECT_EQ(error_of(call("RoPENeoXFwdOp", bad)),
             "RoPENeoXFwdOp: constraint 'Hq % Hk == 0' does not hold (Hq = 32, Hk = 5): query "
             "heads must be a multiple of key heads");
+}
+
+TEST(Binder, WrittenInputsMayNotShareMemoryOrBroadcast) {
+  // q [16, 32, 128] and k [16, 8, 128] bf16, each with its own memory.
+  constexpr std::uintptr_t base = 1 << 20;
+  const std::vector<T> ok = {{DType::int64, {16}, {}, true, 0x100},
+                             {bf16, {16, 32, 128}, {}, true, base},
+                             {bf16, {16, 8, 128}, {}, true, base + 16 * 32 * 128 * 2},
+                             {f32, {8192, 128}, {}, true, std::uintptr_t{1} << 30}};
+  ASSERT_TRUE(call("RoPENeoXFwdOp", ok)) << error_of(call("RoPENeoXFwdOp", ok));
+  auto same = ok;  // q and k the same tensor: rotated twice
+  same[2] = {bf16, {16, 32, 128}, {}, true, base};
+  EXPECT_EQ(error_of(call("RoPENeoXFwdOp", same)),
+            "RoPENeoXFwdOp: q is written in place and shares memory with k; pass tensors that do "
+            "not overlap");
+  auto shifted = ok;  // k starts inside q
+  shifted[2].address = base + 128 * 2;
+  EXPECT_FALSE(call("RoPENeoXFwdOp", shifted));
+  // q and k as slices of one fused qkv [16, 48 * 128] (32 q heads, 8 k heads, 8 v heads): each
+  // token's q, k and v sit side by side; the writes never meet.
+  const int64_t row = 48 * 128;
+  auto fused = ok;
+  fused[1] = {bf16, {16, 32, 128}, {row, 128, 1}, true, base};
+  fused[2] = {bf16, {16, 8, 128}, {row, 128, 1}, true, base + 32 * 128 * 2};
+  EXPECT_TRUE(call("RoPENeoXFwdOp", fused)) << error_of(call("RoPENeoXFwdOp", fused));
+  fused[2].address = base + 31 * 128 * 2;  // k's first head is q's last
+  EXPECT_FALSE(call("RoPENeoXFwdOp", fused));
+  auto expanded = ok;  // q broadcast over tokens
+  expanded[1] = {bf16, {16, 32, 128}, {0, 128, 1}, true, base};
+  EXPECT_EQ(error_of(call("RoPENeoXFwdOp", expanded)),
+            "RoPENeoXFwdOp: q is written in place but dimension 0 (size 16) is broadcast (stride "
+            "0); pass a tensor with its own memory (.contiguous())");
+  auto unknown = same;  // no addresses given: nothing to compare
+  for (auto& t : unknown) t.address = 0;
+  EXPECT_TRUE(call("RoPENeoXFwdOp", unknown));
 }
 
 TEST(Binder, OptionalParamsAndGroupedHeads) {

@@ -44,7 +44,7 @@ const char* network_isolation_name(NetworkIsolation n) noexcept;
 /// Confinement for code the host does not trust: the model's shell commands and candidate code in
 /// the gate worker. bubblewrap (`bwrap`, from Debian's bubblewrap) builds it: new user, PID,
 /// network, IPC and UTS namespaces, every capability dropped, the whole filesystem read-only,
-/// `hidden` paths covered (directories by an empty tmpfs, files by /dev/null), a private
+/// `hidden` paths covered (directories by an empty read-only tmpfs, files by /dev/null), a private
 /// size-limited /tmp and /dev/shm. Every process the child starts lives in its PID namespace and
 /// dies with it. Resource limits are setrlimit values inherited by every descendant; the process
 /// count is also held by a pids cgroup where one can be made (root is exempt from RLIMIT_NPROC).

@@ -32,11 +32,14 @@ using ParamValue = std::variant<std::monostate, NoneValue, bool, int64_t, double
                                 std::vector<int64_t>>;
 
 /// One input tensor as the caller sees it. `present = false` passes None for an optional input.
+/// `address` (bytes, 0 = not known) lets the binder refuse a call whose written (mutated) input
+/// shares memory with another input: q and k the same tensor would be rotated twice.
 struct TensorArg {
   DType dtype = DType::float32;
   std::span<const int64_t> shape;
   std::span<const int64_t> strides;  // in elements; empty means contiguous
   bool present = true;
+  std::uintptr_t address = 0;
 };
 
 struct OutputDesc {
@@ -58,7 +61,9 @@ struct BoundCall {
 };
 
 /// Binds `inputs` (in declaration order, one per declared input) and `params` (in declaration
-/// order; fewer than declared means the rest take their defaults) to `op`.
+/// order; fewer than declared means the rest take their defaults) to `op`. A mutated input must
+/// be writable element by element: no broadcast (stride 0) dimension, no memory shared with
+/// another input (checked where addresses are given).
 Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
                               std::span<const ParamValue> params);
 

@@ -1,5 +1,7 @@
 // On-disk state of Tilesmith: run tracks and the content-addressed artifact cache.
 //
+//   <root>/runs/<run-id>/.tilesmith-run      the run's marker; a live run holds a shared flock
+//                                            on it for its whole life (RunLease)
 //   <root>/runs/<run-id>/<cache-key>/        one track: a graph being optimized in one run
 //     attempts/attempt_00.py … attempt_04.py rolling, oldest first; at most `attempt_slots`
 //     profiles/<name>.json                   host reports of every evaluation
@@ -40,6 +42,8 @@ std::string sha256_hex(std::string_view bytes);
 /// Writes `bytes` to `path` so that readers see the old content or the new, never a mix. The
 /// parent directory must exist.
 Expected<void> write_file_atomic(const fs::path& path, std::string_view bytes);
+/// A regular file's bytes; anything else (a FIFO, a device, a directory) is Errc::io, without
+/// blocking.
 Expected<std::string> read_file(const fs::path& path);
 
 /// An flock() on `path` (created if missing), released by the destructor. Works between
@@ -75,9 +79,24 @@ bool is_valid_cache_key(std::string_view key);  // exactly 64 lower-case hex dig
 
 inline constexpr int attempt_slots = 5;
 
+inline constexpr const char* run_marker_name = ".tilesmith-run";
+
+/// Holds a run open: the marker is created if missing and a shared flock on it is held until
+/// destruction. clean_runs never removes a run whose marker is locked by a live process.
+class RunLease {
+ public:
+  static Expected<RunLease> hold(const fs::path& root, std::string_view run_id);
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  RunLease(fs::path dir, FileLock lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
+  fs::path dir_;
+  FileLock lock_;
+};
+
 class Track {
  public:
-  /// Creates <root>/runs/<run_id>/<cache_key>/ and its subfolders if needed.
+  /// Creates <root>/runs/<run_id>/<cache_key>/ (and the run's marker) and its subfolders.
   static Expected<Track> open(const fs::path& root, std::string_view run_id,
                               std::string_view cache_key);
 
@@ -129,6 +148,9 @@ class ArtifactCache {
   Expected<void> set_index(std::string_view cache_key, std::string_view hash) const;
   /// Errc::not_found when the key has no entry.
   Expected<std::string> lookup(std::string_view cache_key) const;
+  /// Moves the key's index entry, and the artifact it names, to quarantine/<key>-<hex>/ with
+  /// why.txt: a corrupt entry is kept for inspection but never read again. Returns that folder.
+  Expected<fs::path> quarantine(std::string_view cache_key, std::string_view why) const;
 
   const fs::path& dir() const { return dir_; }
 
@@ -148,12 +170,16 @@ Expected<std::vector<RunInfo>> list_runs(const fs::path& root);
 Expected<std::vector<std::string>> list_tracks(const fs::path& root, std::string_view run_id);
 
 struct CleanReport {
-  std::vector<std::string> removed;
-  std::vector<std::string> skipped_in_use;  // a track lock was held by a live writer
+  std::vector<std::string> removed;         // or, with dry_run, what would be
+  std::vector<std::string> skipped_in_use;  // a live process holds the run or a track lock
+  std::vector<std::string> not_ours;        // "<name>: why": no marker, a link, not a run id
 };
-/// Removes every run, or those last modified more than `older_than_days` ago. Symlinks are
-/// removed as links and never followed; runs whose track lock is held are skipped.
+/// Removes every finished run, or those last modified more than `older_than_days` ago. Only a
+/// real directory (not a link) under a real <root>/runs, named like a run id, holding a regular
+/// marker file that no live process has locked, and no track lock held, is a finished run;
+/// everything else stays and is listed. With `dry_run`, nothing is removed.
 Expected<CleanReport> clean_runs(const fs::path& root,
-                                 std::optional<double> older_than_days = std::nullopt);
+                                 std::optional<double> older_than_days = std::nullopt,
+                                 bool dry_run = false);
 
 }  // namespace ts::store

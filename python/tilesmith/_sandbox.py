@@ -1,0 +1,77 @@
+"""Where model-written code runs: the sandboxes of the gate's worker and the agent's shell.
+
+Both are ts::proc::Sandbox (bubblewrap): the host's files read-only, homes, /root and the run
+cache hidden, no network, a private /tmp, every process gone with the call. This module says what
+each needs to see on top of that:
+
+    box = worker_sandbox(job_root, device="cuda")   # or None, with the reason, where it can't run
+    readable = python_paths()                       # the interpreter and its packages
+
+The gate's code is read from `gate_code_root()`; `gate_code_digest()` hashes it so the host can
+tell, before every evaluation, that nothing has changed it since import.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import _tscore
+
+# Writable space of a worker's private /tmp and /dev/shm: Inductor and Triton compile there.
+WORKER_TMP_BYTES = 4 << 30
+# Threads count: torch's intra-op pool and CUDA's helpers run dozens per process.
+WORKER_PROCESSES = 4096
+WORKER_OPEN_FILES = 65536
+
+
+def python_paths() -> list[str]:
+    """The interpreter's prefixes and every directory on sys.path: what `python -m
+    tilesmith.gate.worker` reads. Bound read-only where a hidden home would cover them."""
+    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
+    paths += [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+    for var in ("CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH"):
+        if os.environ.get(var):
+            paths.append(os.environ[var])
+    return list(dict.fromkeys(os.path.realpath(p) for p in paths))
+
+
+def gpu_devices() -> list[str]:
+    """The NVIDIA device nodes a CUDA worker opens."""
+    return sorted(glob.glob("/dev/nvidia*") + glob.glob("/dev/nvidia-caps/*"))
+
+
+def worker_sandbox(job_root: Path, device: str) -> "_tscore.Sandbox":
+    box = _tscore.Sandbox.untrusted()
+    box.hidden = list(box.hidden) + [str(_tscore.cache_root())]
+    box.readable = python_paths()
+    box.writable = [str(job_root)]
+    if device.startswith("cuda"):
+        box.devices = gpu_devices()
+    box.tmp_bytes = WORKER_TMP_BYTES
+    box.processes = WORKER_PROCESSES
+    box.open_files = WORKER_OPEN_FILES
+    return box
+
+
+def sandbox_unavailable(box) -> str | None:
+    """None where `box` runs here, else why not (bwrap missing, no user namespaces, ...)."""
+    return _tscore.sandbox_available(box)
+
+
+def gate_code_root() -> Path:
+    """The installed tilesmith package: the worker imports its code from here."""
+    return Path(__file__).resolve().parent
+
+
+def gate_code_digest(root: Path | None = None) -> str:
+    """SHA-256 over every .py file of the package (relative path and content)."""
+    root = root or gate_code_root()
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
