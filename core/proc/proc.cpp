@@ -145,6 +145,7 @@ enum ChildStage : char {
 
 struct Spawned {
   std::shared_ptr<detail::PidsCgroup> cgroup;  // a sandboxed child's; kills what is left in it
+  bool contain = false;                        // kill every descendant at the end
   pid_t pid = -1;
   int pidfd = -1;
   int stdin_fd = -1;
@@ -175,6 +176,7 @@ Expected<Spawned> spawn(const RunOptions& options) {
   std::vector<std::string> argv_strings = options.argv;
   std::shared_ptr<detail::PidsCgroup> cgroup;
   detail::Limits limits;
+  if (options.contain && !options.sandbox) cgroup = detail::PidsCgroup::create(1 << 22);
   if (options.sandbox) {
     auto wrapped = detail::sandbox_argv(*options.sandbox, options.cwd, options.argv);
     if (!wrapped) return tl::unexpected(wrapped.error());
@@ -265,6 +267,7 @@ Expected<Spawned> spawn(const RunOptions& options) {
 
   Spawned s;
   s.cgroup = std::move(cgroup);
+  s.contain = options.contain;
   s.pid = pid;
   s.stdin_fd = in_pipe[1];
   s.stdout_fd = out_pipe[0];
@@ -436,7 +439,9 @@ Expected<ProcResult> run(const RunOptions& options) {
   for (;;) {
     if (!leader_done && leader_exited(s.pid)) {
       leader_done = true;
+      if (s.contain && !s.cgroup) detail::kill_descendants(s.pid, SIGKILL);
       ::killpg(s.pid, SIGKILL);  // leftovers in the group die now; the pipes then close
+      if (s.cgroup) s.cgroup->kill_all();
       // A descendant that escaped the group (setsid) may hold a pipe open: bound the drain.
       drain_until = after(0.25);
     }
@@ -445,6 +450,8 @@ Expected<ProcResult> run(const RunOptions& options) {
 
     if (has_deadline && !result.timed_out && !leader_done && Clock::now() >= deadline) {
       result.timed_out = true;
+      // Descendants that left the group are found while the leader still roots their tree.
+      if (s.contain && !s.cgroup) detail::kill_descendants(s.pid, SIGKILL);
       ::killpg(s.pid, SIGTERM);
       kill_at = after(options.kill_grace_s);
     }

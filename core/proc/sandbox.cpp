@@ -212,6 +212,38 @@ PidsCgroup::~PidsCgroup() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+void kill_descendants(pid_t root, int sig) {
+  std::map<pid_t, pid_t> parent;
+  if (DIR* d = ::opendir("/proc")) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      std::string stat = read_file(fmt::format("/proc/{}/stat", e->d_name));
+      auto close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close + 2));
+      char state;
+      pid_t ppid;
+      if (rest >> state >> ppid) parent[std::atoi(e->d_name)] = ppid;
+    }
+    ::closedir(d);
+  }
+  std::vector<std::pair<int, pid_t>> doomed;  // (depth, pid)
+  for (const auto& [pid, ppid] : parent) {
+    int depth = 1;
+    for (pid_t p = ppid; p > 1 && depth < 4096; ++depth) {
+      if (p == root) {
+        doomed.push_back({depth, pid});
+        break;
+      }
+      auto it = parent.find(p);
+      if (it == parent.end()) break;
+      p = it->second;
+    }
+  }
+  std::sort(doomed.rbegin(), doomed.rend());
+  for (const auto& [depth, pid] : doomed) ::kill(pid, sig);
+}
+
 }  // namespace detail
 
 Sandbox Sandbox::untrusted() {

@@ -38,6 +38,10 @@ struct Limits {
 /// `box.processes` (the limit counts every process of the uid, not only the sandbox's).
 rlim_t nproc_limit(const Sandbox& box);
 
+/// Sends `sig` to every process whose chain of parents reaches `root` (not `root` itself), deepest
+/// first. Orphans already reparented elsewhere are out of reach: a cgroup is the sure way.
+void kill_descendants(pid_t root, int sig);
+
 /// A pids cgroup holding one sandboxed child and everything it starts. The child joins it by
 /// writing "0" to `procs_fd` before exec; the destructor kills what is left and removes it.
 class PidsCgroup {

@@ -781,7 +781,7 @@ std::string known_names(const std::vector<Named>& v) {
 
 }  // namespace
 
-Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {
+std::vector<WorkloadCall> workload_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems) {
   const OpModel& m = op.model();
   std::vector<WorkloadCall> out;
   for (const WorkloadRow& row : m.workloads) {
@@ -791,11 +791,20 @@ Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {
         parts.push_back(fmt::format("{}={}", m.dtype_vars[v].name, dtype_name(dtypes[v])));
       auto wc = call_from_row(op, row, dtypes,
                               fmt::format("workload '{}' ({})", row.label, fmt::join(parts, ",")));
-      if (!wc) return tl::unexpected(wc.error());
-      out.push_back(std::move(*wc));
+      if (wc)
+        out.push_back(std::move(*wc));
+      else
+        problems.push_back({row.loc.line, row.loc.column, wc.error().message});
     }
   }
   return out;
+}
+
+Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {
+  std::vector<WorkloadProblem> problems;
+  auto calls = workload_calls(op, problems);
+  if (!problems.empty()) return fail(Errc::bind, problems.front().message);
+  return calls;
 }
 
 Expected<WorkloadCall> instantiate_call(const OpSpec& op, const CallValues& values) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -1233,8 +1234,37 @@ std::shared_ptr<OpModel> OpCompiler::compile(const std::string& name, const YAML
 
 // ---- documents ------------------------------------------------------------------------------
 
+namespace {
+
+// (line, column) of the first byte that does not belong to well-formed UTF-8, if any.
+std::optional<std::pair<int, int>> first_invalid_utf8(std::string_view text) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    bool ok = len != 0 && i + len <= text.size() && !(len == 2 && c < 0xC2);
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 2;
+    if (!ok) return std::make_pair(line, col);
+    if (c == '\n') line += 1, col = 0;
+    i += len;
+    col += 1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void load_document(std::string_view text, const std::string& file, Manifest& out,
                    std::vector<Diagnostic>& diags, std::map<std::string, std::string>& seen) {
+  if (auto bad = first_invalid_utf8(text)) {
+    diags.push_back({file, bad->first, bad->second,
+                     "not valid UTF-8 (spec files are UTF-8 text); the file was not read"});
+    return;
+  }
   YAML::Node root;
   try {
     root.reset(YAML::Load(std::string(text)));

@@ -78,12 +78,11 @@ ValidationReport validate_manifest(const std::filesystem::path& specs,
   report.problems = diags;
   for (const auto& op : manifest.ops()) {
     ++report.ops;
-    auto calls = workload_calls(op);
-    if (!calls) {  // the message already names the op
-      report.problems.push_back({op.file(), op.line(), 1, calls.error().message});
-      continue;
-    }
-    for (const auto& c : *calls) {
+    std::vector<WorkloadProblem> rows;
+    const auto calls = workload_calls(op, rows);
+    for (const auto& p : rows)  // the message already names the op
+      report.problems.push_back({op.file(), p.line, p.column, p.message});
+    for (const auto& c : calls) {
       ++report.workload_cases;
       auto counts = roofline_counts(op, c.bound);
       if (!counts) {
@@ -140,11 +139,13 @@ std::string format_op_report(const OpSpec& op, const perf::HardwareProfile& hw) 
                    rl.compute == "tensor" ? "tensor cores" : "CUDA cores");
   s += fmt::format("  on {} (HBM {:.2f} TB/s, {} peak as calibrated):\n", hw.name,
                    hw.hbm_bandwidth() / 1e12, rl.compute == "tensor" ? "tensor" : "fp32");
-  auto calls = workload_calls(op);
-  if (!calls) return s + "  workloads do not bind: " + calls.error().message + "\n";
+  std::vector<WorkloadProblem> rows;
+  const auto calls = workload_calls(op, rows);
+  for (const auto& p : rows)
+    s += fmt::format("  does not bind ({}:{}): {}\n", op.file(), p.line, p.message);
   s += fmt::format("  {:<28} {:<12} {:>11} {:>11} {:>10} {:>8} {:>11}\n", "workload", "dtypes",
                    "flops", "bytes", "FLOP/B", "bound", "SOL time");
-  for (const auto& c : *calls) {
+  for (const auto& c : calls) {
     auto counts = roofline_counts(op, c.bound);
     if (!counts) {
       s += fmt::format("  {:<28} {:<12} {}\n", c.label, c.dtype_case, counts.error().message);

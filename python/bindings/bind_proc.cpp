@@ -73,9 +73,10 @@ void bind_proc(nb::module_& m) {
       [](std::vector<std::string> argv, std::optional<std::map<std::string, std::string>> env,
          bool inherit_env, std::string cwd, nb::bytes stdin_bytes, double timeout_s,
          double kill_grace_s, std::size_t stdout_cap, std::size_t stderr_cap, bool no_network,
-         std::optional<proc::Sandbox> sandbox) {
+         std::optional<proc::Sandbox> sandbox, bool contain) {
         proc::RunOptions o;
         o.sandbox = std::move(sandbox);
+        o.contain = contain;
         o.argv = std::move(argv);
         if (env) o.env = std::move(*env);
         o.inherit_env = inherit_env;
@@ -96,9 +97,10 @@ void bind_proc(nb::module_& m) {
       nb::arg("cwd") = "", nb::arg("stdin") = nb::bytes("", 0), nb::arg("timeout_s") = 0.0,
       nb::arg("kill_grace_s") = 1.0, nb::arg("stdout_cap") = std::size_t{64} << 20,
       nb::arg("stderr_cap") = std::size_t{16} << 20, nb::arg("no_network") = false,
-      nb::arg("sandbox") = nb::none(),
+      nb::arg("sandbox") = nb::none(), nb::arg("contain") = false,
       "Runs argv to completion (the GIL is released meanwhile). env is the child's whole "
-      "environment unless inherit_env; timeout_s=0 means no deadline.");
+      "environment unless inherit_env; timeout_s=0 means no deadline; contain: every process it "
+      "started, in any session, is killed when it returns.");
   // A long-lived child speaking lines on stdout (the gate's fork-server worker).
   nb::class_<proc::ChildProcess>(m, "ChildProcess")
       .def_static(

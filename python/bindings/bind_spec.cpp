@@ -10,6 +10,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <fmt/format.h>
+
 #include "bindings.hpp"
 #include "ts/perf/hardware.hpp"
 #include "ts/perf/roofline.hpp"
@@ -414,6 +416,17 @@ void bind_spec(nb::module_& m) {
         return format_op_report(op, profile_from(profile));
       },
       nb::arg("op"), nb::arg("profile") = "h200");
+  m.def(
+      "workload_problems",
+      [](const OpSpec& op) {
+        std::vector<WorkloadProblem> problems;
+        workload_calls(op, problems);
+        std::vector<std::string> out;
+        for (const auto& p : problems)
+          out.push_back(fmt::format("{}:{}:{}: {}", op.file(), p.line, p.column, p.message));
+        return out;
+      },
+      nb::arg("op"), "Each workload row that does not bind, as 'file:line:col: message'.");
 
   m.def(
       "roofline",

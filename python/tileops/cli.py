@@ -75,7 +75,10 @@ def _cmd_show(args) -> int:
               file=sys.stderr)
         return 1
     print(_tscore.format_op_report(op, args.profile), end="")
-    return 0
+    problems = _tscore.workload_problems(op)
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 1 if problems else 0
 
 
 def _cmd_bench(args) -> int:

@@ -29,14 +29,18 @@ WORKER_OPEN_FILES = 65536
 
 
 def python_paths() -> list[str]:
-    """The interpreter's prefixes and every directory on sys.path: what `python -m
-    tilesmith.gate.worker` reads. Bound read-only where a hidden home would cover them."""
+    """The interpreter's prefixes, every directory on sys.path, CUDA's home and the library and
+    program search paths: what `python -m tilesmith.gate.worker` reads. Bound read-only where a
+    hidden home (or the private /tmp) would cover them."""
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
     paths += [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
     for var in ("CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH"):
         if os.environ.get(var):
             paths.append(os.environ[var])
-    return list(dict.fromkeys(os.path.realpath(p) for p in paths))
+    # The loader's and the shell's search paths: libraries and tools, never credentials.
+    for var in ("LD_LIBRARY_PATH", "PATH"):
+        paths += [p for p in os.environ.get(var, "").split(os.pathsep) if os.path.isabs(p)]
+    return list(dict.fromkeys(os.path.realpath(p) for p in paths if os.path.exists(p)))
 
 
 def gpu_devices() -> list[str]:

@@ -33,7 +33,6 @@ import math
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -683,26 +682,19 @@ def _run_one(path: Path, columns, deadline_s: float, args, log) -> dict:
                "--agent-model", args.agent_model, "--min-runs", str(args.min_runs),
                "--max-model-calls", str(args.max_model_calls),
                "--max-runs", str(args.max_runs), "--target-s", str(args.target_s)]
-        env = dict(os.environ)
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-        status = None
-        try:
-            output, _ = proc.communicate(timeout=deadline_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                output, _ = proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                output, _ = proc.communicate()
-            status = "timeout"
-        text = output.decode(errors="replace") if output else ""
+        # The C++ runner: the deadline kills the problem's whole tree (processes that left its
+        # session included), and no pipe a stray still holds is waited on.
+        import _tscore
+
+        run = _tscore.proc_run(cmd, inherit_env=True, timeout_s=deadline_s, kill_grace_s=10.0,
+                               stdout_cap=8 << 20, stderr_cap=8 << 20, contain=True)
+        status = "timeout" if run.timed_out else None
+        text = (run.stdout + run.stderr).decode(errors="replace")
+        how = f"signal {run.term_signal} ({_signal_name(run.term_signal)})" if run.term_signal \
+            else f"exit {run.exit_code}"
         if log is not None:
-            log.write(f"===== {path.stem} (exit {proc.returncode}, {time.monotonic() - t0:.1f}s)\n")
+            log.write(f"===== {path.stem} ({how}, {time.monotonic() - t0:.1f}s)\n")
             log.write(text[-200_000:])
             log.flush()
         try:
@@ -723,10 +715,18 @@ def _run_one(path: Path, columns, deadline_s: float, args, log) -> dict:
             else:
                 record["status"] = "timeout"
                 record["error"] = f"deadline of {deadline_s:.0f}s passed"
-        elif proc.returncode != 0 or record.get("status") in (None, "running"):
+        elif not run.succeeded or record.get("status") in (None, "running"):
             record["status"] = "crashed" if record.get("status") in (None, "running") else record["status"]
-            record["error"] = record.get("error") or f"exit {proc.returncode}: {text[-300:].strip()}"
+            tail = "\n".join(text.strip().splitlines()[-8:])[-600:]
+            record["error"] = record.get("error") or f"{how}; last output: {tail}"
         return _derive(record)
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return "unknown"
 
 
 def main_run(args) -> int:
@@ -741,10 +741,7 @@ def main_run(args) -> int:
     elif args.quick:
         wanted = list(QUICK)
     if args.part:
-        k, n = (int(v) for v in args.part.split("/"))
-        if not 1 <= k <= n:
-            print(f"tilesmith bench: --part {args.part}: want K/N with 1 <= K <= N", file=sys.stderr)
-            return 2
+        k, n = args.part
         pool = wanted if wanted is not None else [f.stem for f in files]
         wanted = pool[k - 1::n]
     if wanted is not None:
@@ -868,11 +865,23 @@ def _versions() -> dict:
     return v
 
 
+def _part(text: str) -> tuple[int, int]:
+    """--part K/N."""
+    try:
+        k, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N (two whole numbers)") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: want K/N with 1 <= K <= N")
+    return k, n
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dirs", nargs="*", help="problem directories or files (default: bench/suite)")
     p.add_argument("--problems", help="comma-separated problem names (file stems) to run")
     p.add_argument("--quick", action="store_true", help=f"a representative subset: {', '.join(QUICK)}")
-    p.add_argument("--part", help="K/N: every N-th problem from the K-th (split a run into N commands)")
+    p.add_argument("--part", type=_part,
+                   help="K/N: every N-th problem from the K-th (split a run into N commands)")
     p.add_argument("--columns", default=",".join(DEFAULT_COLUMNS),
                    help=f"columns to measure (default all: {','.join(DEFAULT_COLUMNS)})")
     p.add_argument("--out", default="tilesmith-bench.json", help="JSON results (default %(default)s)")

@@ -27,11 +27,27 @@ def _root() -> str:
 
 
 def _read_json(path):
+    """The JSON object in `path`, or None when it is missing, unreadable or not an object."""
     try:
-        with open(path) as f:
-            return json.load(f)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
     except (OSError, ValueError):
         return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _number(v) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _benchmark_text(b) -> str | None:
+    """'Inductor 1.0000 ms, Tilesmith 0.5000 ms, 2.00x (agent)', or None when malformed."""
+    if not isinstance(b, dict):
+        return None
+    ind, ts, sp = (_number(b.get(k)) for k in ("torch_inductor_ms", "tilesmith_ms", "speedup"))
+    if ind is None or ts is None or sp is None:
+        return None
+    return f"Inductor {ind:.4f} ms, Tilesmith {ts:.4f} ms, {sp:.2f}x ({b.get('source', '?')})"
 
 
 def _profiles(track_dir) -> list[tuple[str, dict]]:
@@ -81,8 +97,8 @@ def _verdicts(track_dir) -> str:
     parts = []
     for _, rep in _profiles(track_dir):
         v = rep.get("verdict", "?")
-        sp = rep.get("speedup")
-        parts.append(f"{v}" + (f" {sp:.2f}x" if isinstance(sp, (int, float)) and sp else ""))
+        sp = _number(rep.get("speedup"))
+        parts.append(f"{v}" + (f" {sp:.2f}x" if sp else ""))
     return ", ".join(parts) or "-"
 
 
@@ -102,8 +118,9 @@ def cmd_show(args, out) -> int:
             tdir = os.path.join(root, "runs", run, key)
             summary = _read_json(os.path.join(tdir, "track.json")) or {}
             hit = os.path.exists(os.path.join(tdir, "cache.json"))
-            bench = summary.get("benchmark") or {}
-            speed = f"{bench['speedup']:.2f}x" if bench.get("speedup") else "-"
+            bench = summary.get("benchmark")
+            sp = _number(bench.get("speedup")) if isinstance(bench, dict) else None
+            speed = f"{sp:.2f}x" if sp else "-"
             print(f"  {key}  {summary.get('kind', '?'):9} {speed:>7}  "
                   f"{summary.get('status', '?')}{'  [artifact-cache hit]' if hit else ''}",
                   file=out)
@@ -122,17 +139,19 @@ def cmd_show(args, out) -> int:
     for field in ("kind", "status", "reason"):
         if field in summary:
             print(f"  {field + ':':7} {summary[field]}", file=out)
+    if os.path.exists(os.path.join(tdir, "track.json")) and not summary:
+        print("  track.json: unreadable (not a JSON object)", file=out)
     if summary.get("benchmark"):
-        b = summary["benchmark"]
-        print(f"  timing: Inductor {b['torch_inductor_ms']:.4f} ms, Tilesmith "
-              f"{b['tilesmith_ms']:.4f} ms, {b['speedup']:.2f}x ({b['source']})", file=out)
+        text = _benchmark_text(summary["benchmark"])
+        print(f"  timing: {text or 'malformed benchmark entry'}", file=out)
     hit = _read_json(os.path.join(tdir, "cache.json"))
     if hit:
+        check = hit.get("check") if isinstance(hit.get("check"), dict) else {}
         print(f"  artifact-cache hit: {hit.get('artifact')} (installed: {hit.get('installed')}; "
-              f"re-check: {(hit.get('check') or {}).get('reason')})", file=out)
+              f"re-check: {check.get('reason')})", file=out)
     print("  attempts:", file=out)
     for name in _attempts(tdir):
-        with open(os.path.join(tdir, "attempts", name)) as f:
+        with open(os.path.join(tdir, "attempts", name), encoding="utf-8", errors="replace") as f:
             lines = f.read().count("\n")
         print(f"    {name}  {lines} lines", file=out)
     print("  reports:", file=out)

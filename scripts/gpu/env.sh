@@ -6,3 +6,5 @@ export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/tmp/site/bin:$PATH
 export PYTHONUNBUFFERED=1
+# The GPU image may lack bubblewrap: use the one pack.sh carried unless the machine has its own.
+if ! command -v bwrap >/dev/null && [ -x .gpu/bin/bwrap ]; then export TILESMITH_BWRAP=$PWD/.gpu/bin/bwrap; fi

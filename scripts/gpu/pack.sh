@@ -5,6 +5,8 @@
 #   .gpu/lib/       the shared libraries the extensions link beyond glibc/libstdc++ (the GPU
 #                   image has no Debian dev packages); put it on LD_LIBRARY_PATH there
 #   .gpu/cutlass/   CUTLASS/CuTe headers from the nvidia-cutlass wheel, for builds done there
+#   .gpu/bin/bwrap  bubblewrap, the sandbox of the gate's workers and the agent's shell (its
+#                   libraries go to .gpu/lib), in case the GPU image has none
 # On the GPU machine:  source scripts/gpu/env.sh   (installs the wheel into /tmp/site)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,6 +23,10 @@ find "$tmp" -name '*.so' -print0 | xargs -0 ldd 2>/dev/null | awk '/=>/ {print $
   grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
   while read -r lib; do cp -L "$lib" .gpu/lib/; done
 rm -rf "$tmp"
+mkdir -p .gpu/bin
+cp -L "$(command -v bwrap)" .gpu/bin/bwrap
+ldd .gpu/bin/bwrap | awk '/=>/ {print $3}' | grep -E '/lib(cap|selinux|pcre2-8)\.' |
+  while read -r lib; do cp -L "$lib" .gpu/lib/; done
 if [ "${WITH_CUTLASS:-0}" = 1 ]; then
   src=$(python3 -c "import cutlass_library, os; print(os.path.dirname(cutlass_library.__file__))")/source
   rm -rf .gpu/cutlass && mkdir -p .gpu/cutlass

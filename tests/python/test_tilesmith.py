@@ -373,6 +373,7 @@ def test_failures_on_the_optimization_path_keep_inductor(clean_env, tmp_path, ca
     # 1. The gate fails to start: the graph keeps Inductor, the user's call is unaffected.
     broken = types.ModuleType("tilesmith.gate")
     broken.Gate, broken.GateOptions = _ExplodingGate, fake_gate.GateOptions
+    broken.GateUnavailable = fake_gate.GateUnavailable
     clean_env.setitem(sys.modules, "tilesmith.gate", broken)
     _route_to(clean_env, "http://127.0.0.1:9/v1")
     m = tilesmith.compile(model, example_inputs=(x,))
@@ -507,4 +508,5 @@ def test_two_processes_optimizing_at_once_corrupt_nothing(tmp_path, inductor_cac
     winner = artifacts.lookup(keys.pop())
     files = artifacts.get(winner)  # verifies the manifest and every file's hash
     assert "_ts_counted" in files["candidate.py"].decode()
-    assert not [p for p in cache.rglob(".*") if p.is_file() and not p.name.endswith(".lock")]
+    assert not [p for p in cache.rglob(".*")
+                if p.is_file() and not p.name.endswith(".lock") and p.name != ".tilesmith-run"]

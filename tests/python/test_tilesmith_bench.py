@@ -8,6 +8,7 @@ one and one that hangs, each in its own process, with a deadline.
 
 import importlib.util
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -356,3 +357,57 @@ def test_interleaved_timing_gives_each_column_its_paired_speedup():
     old = bench._derive({"columns": {"inductor": {"status": "ok", "ms": 2.0},
                                      "tilesmith": {"status": "ok", "ms": 1.0}}})
     assert old["speedup_estimator"] == "ratio_of_medians" and old["speedup_tilesmith"] == 2.0
+
+
+# A child that leaves a process in a session of its own holding the output pipe, then hangs.
+STRAY_CHILD = """#!/bin/sh
+setsid sleep 300.{mark} &
+echo started
+exec sleep 300
+"""
+
+CRASHING_CHILD = """#!/bin/sh
+echo "loading the problem"
+echo "last words"
+kill -SEGV $$
+"""
+
+
+def _processes_with(mark: str) -> list[int]:
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if mark.encode() in f.read():
+                        found.append(int(d))
+            except OSError:
+                pass
+    return found
+
+
+def _run_fake(tmp_path, script):
+    bench = load_bench()
+    fake = tmp_path / "fake-python"
+    fake.write_text(script)
+    fake.chmod(0o755)
+    p = bench.argparse.ArgumentParser()
+    bench.add_arguments(p)
+    args = p.parse_args(["--python", str(fake), "--device", "cpu"])
+    t0 = time.monotonic()
+    r = bench._run_one(tmp_path / "p.py", ["eager"], 2.0, args, None)
+    return r, time.monotonic() - t0
+
+
+def test_the_deadline_ends_a_problem_whose_stray_holds_the_pipe(tmp_path):
+    mark = str(os.getpid())
+    r, wall = _run_fake(tmp_path, STRAY_CHILD.replace("{mark}", mark))
+    assert r["status"] == "timeout" and wall < 20, (r, wall)
+    time.sleep(0.2)
+    assert _processes_with(f"300.{mark}") == []
+
+
+def test_a_crash_reports_its_signal_and_the_last_lines(tmp_path):
+    r, _ = _run_fake(tmp_path, CRASHING_CHILD)
+    assert r["status"] == "crashed"
+    assert "signal 11 (SIGSEGV)" in r["error"] and "last words" in r["error"], r["error"]

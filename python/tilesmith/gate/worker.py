@@ -1234,15 +1234,25 @@ def run_job(job_path: str) -> int:
 
 def _kill_leftovers() -> int:
     """Kills every other process of this server's process group (what a job left running:
-    reward hack T2 with processes instead of threads). Returns how many there were."""
+    reward hack T2 with processes instead of threads). Returns how many there were. The
+    server's ancestors are spared: in the sandbox, its PID namespace's init shares the group."""
     me, group = os.getpid(), os.getpgid(0)
     killed = 0
     try:
         pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
     except OSError:
         return 0
+    ancestors, pid = set(), os.getppid()
+    while pid > 0 and pid not in ancestors:
+        ancestors.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            pid = int(stat[stat.rfind(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
     for pid in pids:
-        if pid == me:
+        if pid == me or pid in ancestors:
             continue
         try:
             with open(f"/proc/{pid}/stat") as f:

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -200,6 +201,36 @@ TEST(Sandbox, MissingBwrapIsAClearError) {
   ::unsetenv("TILESMITH_BWRAP");
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("bwrap"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+
+namespace {
+
+bool host_process_with(const std::string& mark) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmd)), {});
+    if (text.find(mark) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Contain, ADeadlineKillsWhatLeftTheSessionAndNeverWaitsOnItsPipe) {
+  const std::string mark = "301." + std::to_string(::getpid());
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "setsid sleep " + mark + " & echo started; exec sleep 100"};
+  o.env = {{"PATH", "/usr/bin:/bin"}};
+  o.timeout_s = 0.5;
+  o.contain = true;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = ts::proc::run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_EQ(r->stdout_bytes, "started\n");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(host_process_with(mark));
 }
 
 }  // namespace

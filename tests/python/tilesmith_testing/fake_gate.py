@@ -30,6 +30,11 @@ class GateOptions:
     static_input_idxs: list = dataclasses.field(default_factory=list)
     seed: int = 0
     python: str = sys.executable
+    sandbox: str = "required"
+
+
+class GateUnavailable(RuntimeError):
+    pass
 
 
 @dataclasses.dataclass
@@ -74,6 +79,7 @@ class Gate:
         self._profiles = os.path.join(os.fspath(track_dir), "profiles")
         os.makedirs(self._profiles, exist_ok=True)
         self._n = 0
+        self.sandbox_note = "candidates run in the test process (test double)"
         self._original = _load(original_source)
         _log({"event": "init", "device": options.device,
               "static_input_idxs": list(options.static_input_idxs),

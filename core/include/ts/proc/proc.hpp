@@ -86,6 +86,10 @@ struct RunOptions {
   std::size_t stderr_cap = std::size_t{16} << 20;  // the rest
   bool no_network = false;         // new network namespace if permitted, else proxy env scrubbed
   std::optional<Sandbox> sandbox;  // requires inherit_env == false; implies no_network
+  // Every process the child starts, in any session, is killed when run() returns: tracked by a
+  // pids cgroup where one can be made, else found by parentage in /proc at the deadline (orphans
+  // of a leader that exited by itself are then out of reach).
+  bool contain = false;
 };
 
 struct ProcResult {

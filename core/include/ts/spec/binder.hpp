@@ -94,6 +94,14 @@ struct WorkloadCall {
 };
 Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op);
 
+/// A workload row that does not bind, located at the row in its spec file.
+struct WorkloadProblem {
+  int line = 0, column = 0;
+  std::string message;
+};
+/// Every row and dtype case that binds; each one that does not is in `problems` instead.
+std::vector<WorkloadCall> workload_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems);
+
 /// A call described by variable values instead of tensors, for generated contract tests and
 /// tools: every Dim and Dims the inputs' shapes use, one dtype per DType variable, params by name
 /// (the rest keep their defaults), and the optional inputs passed as None. The inputs' shapes
