@@ -28,6 +28,8 @@ const char* outcome_name(Outcome o) noexcept {
       return "budget_spent";
     case Outcome::failed:
       return "failed";
+    case Outcome::stopped:
+      return "stopped";
   }
   return "failed";
 }
@@ -59,12 +61,19 @@ TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const st
                                      : options.tool_result_cap;
   std::size_t traced = 0;  // messages already in a trace record
   while (true) {
+    if (std::string why = options.stop ? options.stop() : ""; !why.empty())
+      return {TurnEnd::Kind::stopped, why};
     if (!budget.try_acquire())
       return {TurnEnd::Kind::budget_spent,
               fmt::format("the budget of {} model calls is spent", budget.limit().value_or(-1))};
     ++model_calls;
     auto reply = client.complete({messages, tools});
-    if (!reply) return {TurnEnd::Kind::failed, reply.error().message};
+    if (!reply) {
+      if (reply.error().code != Errc::cancelled)
+        return {TurnEnd::Kind::failed, reply.error().message};
+      std::string why = options.stop ? options.stop() : "";
+      return {TurnEnd::Kind::stopped, why.empty() ? reply.error().message : why};
+    }
 
     json record;
     if (trace.enabled()) {
@@ -96,7 +105,10 @@ TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const st
     for (const auto& call : reply->message.tool_calls) {
       auto started = std::chrono::steady_clock::now();
       std::string result;
-      if (pending_accept)
+      std::string why = options.stop ? options.stop() : "";
+      if (!why.empty())
+        result = json{{"error", "not run: the run was stopped (" + why + ")"}}.dump();
+      else if (pending_accept)
         result = R"({"error":"not run: the host already accepted a candidate in this loop"})";
       else if (++run > options.max_tool_calls_per_reply)
         result = fmt::format(R"({{"error":"not run: at most {} tool calls per reply"}})",
@@ -181,6 +193,11 @@ AgentResult run_agent(ChatClient& client, Workspace& workspace, CallBudget& budg
           case TurnEnd::Kind::failed:
             result.outcome = Outcome::failed;
             result.reason = end.text;
+            phase = Phase::done;
+            break;
+          case TurnEnd::Kind::stopped:
+            result.outcome = Outcome::stopped;
+            result.reason = "stopped: " + end.text;
             phase = Phase::done;
             break;
           case TurnEnd::Kind::accepted:  // accepted through the evaluate tool

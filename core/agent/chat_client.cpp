@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -42,6 +43,8 @@ const char* transport_failure_name(TransportFailure f) noexcept {
       return "reset";
     case TransportFailure::aborted:
       return "aborted";
+    case TransportFailure::stopped:
+      return "stopped";
   }
   return "unknown";
 }
@@ -276,12 +279,28 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest& request) {
 
   thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string last_problem;
+  auto stopped = [&]() -> std::optional<Error> {
+    if (!options_.stop) return std::nullopt;
+    std::string why = options_.stop();
+    if (why.empty()) return std::nullopt;
+    return Error{Errc::cancelled, fmt::format("model call to {} stopped: {}", http.url, why)};
+  };
   for (int attempt = 1; attempt <= std::max(1, options_.max_attempts); ++attempt) {
+    if (auto stop = stopped()) return tl::unexpected(*stop);
     auto now = Clock::now();
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(invocation_deadline - now);
     if (left.count() <= 0) break;
     HttpDeadlines deadlines{options_.connect_timeout, options_.first_byte_timeout,
                             options_.idle_timeout, std::min(options_.attempt_timeout, left)};
+    if (options_.stop) {
+      // Asked at most every 50 ms: the answer may cost a lock (Python's signal check).
+      auto next_check = Clock::now();
+      deadlines.stop = [&, next_check]() mutable {
+        if (Clock::now() < next_check) return false;
+        next_check = Clock::now() + std::chrono::milliseconds(50);
+        return !options_.stop().empty();
+      };
+    }
 
     // A streamed request is kept whole too: some OpenAI-compatible servers answer it with a
     // plain chat.completion body, which is then decoded as one.
@@ -292,6 +311,8 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest& request) {
       return !options_.stream || sse.feed(b);
     };
     HttpResult result = transport_->post(http, deadlines, sink);
+    if (result.failure == TransportFailure::stopped)
+      if (auto stop = stopped()) return tl::unexpected(*stop);
 
     std::optional<double> retry_after;
     if (result.failure == TransportFailure::none && result.status >= 200 && result.status < 300) {
@@ -335,7 +356,11 @@ Expected<ChatResponse> ChatClient::complete(const ChatRequest& request) {
           fmt::format("; the next wait ({} ms) would pass the invocation deadline", wait.count());
       break;
     }
-    std::this_thread::sleep_for(wait);
+    for (auto until = Clock::now() + wait; Clock::now() < until;) {  // a stop cuts the wait
+      if (auto stop = stopped()) return tl::unexpected(*stop);
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(std::chrono::milliseconds(50), until - Clock::now()));
+    }
   }
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   return fail(Errc::transport, fmt::format("model call to {} failed after {} ms: {}", http.url,

@@ -113,6 +113,11 @@ class CurlTransport final : public Transport {
       if (curl_multi_perform(multi_, &running) != CURLM_OK) break;
       if (!running) break;
       auto now = Clock::now();
+      if (deadlines.stop && deadlines.stop()) {
+        result.failure = TransportFailure::stopped;
+        result.detail = "stopped by the caller";
+        break;
+      }
       if (!t.any_byte && now - start > deadlines.connect + deadlines.first_byte) {
         result.failure = TransportFailure::first_byte_timeout;
         result.detail = fmt::format("no response within {} ms", deadlines.first_byte.count());

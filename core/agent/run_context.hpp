@@ -16,7 +16,7 @@ namespace ts::agent::detail {
 
 /// How one agent turn (a run of model calls until a final answer) ended.
 struct TurnEnd {
-  enum class Kind { final_answer, accepted, budget_spent, failed } kind;
+  enum class Kind { final_answer, accepted, budget_spent, failed, stopped } kind;
   std::string text;  // the final answer, or why it failed
 };
 

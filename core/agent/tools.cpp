@@ -317,6 +317,8 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
         return error_text("the subagent stopped: the model-call budget is spent");
       case TurnEnd::Kind::failed:
         return error_text("the subagent failed: " + end.text);
+      case TurnEnd::Kind::stopped:
+        return error_text("the subagent was stopped: " + end.text);
     }
   }
   for (const auto& t : options.extra_tools) {

@@ -30,6 +30,8 @@ const char* errc_name(Errc code) noexcept {
       return "budget";
     case Errc::crashed:
       return "crashed";
+    case Errc::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

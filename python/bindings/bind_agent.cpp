@@ -19,6 +19,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,7 +56,35 @@ std::string describe_python_error(const nb::python_error& e) {
   return text.empty() ? type : type + ": " + text;
 }
 
+/// Why a run must stop: SIGINT seen through Python's signal handlers (the main thread only), or
+/// the time budget. A KeyboardInterrupt is kept and raised again once the run has ended.
+struct StopState {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<nb::python_error> interrupt;  // touched only with the GIL held
+
+  /// GIL released by the caller.
+  std::string reason() {
+    {
+      nb::gil_scoped_acquire gil;
+      if (!interrupt && PyErr_CheckSignals() != 0) {
+        nb::python_error e;  // takes the pending exception
+        if (e.matches(PyExc_KeyboardInterrupt))
+          interrupt.emplace(std::move(e));
+        else
+          e.discard_as_unraisable("tilesmith: a signal handler during optimization");
+      }
+      if (interrupt) return "interrupted (SIGINT)";
+    }
+    if (deadline && std::chrono::steady_clock::now() >= *deadline)
+      return "the time budget is spent";
+    return {};
+  }
+};
+
+thread_local StopState* current_stop = nullptr;
+
 /// Runs `fn` (GIL held by the caller); any exception becomes an Errc::io error naming `method`.
+/// A KeyboardInterrupt also stops the run (see StopState).
 template <class F>
 auto guarded(const char* method, F&& fn) -> Expected<decltype(fn())> {
   try {
@@ -66,6 +95,10 @@ auto guarded(const char* method, F&& fn) -> Expected<decltype(fn())> {
       return fn();
     }
   } catch (nb::python_error& e) {
+    if (e.matches(PyExc_KeyboardInterrupt) && current_stop && !current_stop->interrupt) {
+      current_stop->interrupt.emplace(std::move(e));
+      return fail(Errc::cancelled, fmt::format("workspace.{}() was interrupted", method));
+    }
     return fail(Errc::io,
                 fmt::format("workspace.{}() raised {}", method, describe_python_error(e)));
   } catch (const std::exception& e) {
@@ -236,10 +269,30 @@ nb::dict failed_result(const std::string& reason) {
 nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std::string> model,
              int loops, const std::string& agency_text, const std::string& task, bool traces,
              std::optional<std::map<std::string, std::string>> env, std::uint64_t seed,
-             std::vector<std::string> shell_readable, std::vector<std::string> shell_hidden) {
+             std::vector<std::string> shell_readable, std::vector<std::string> shell_hidden,
+             std::optional<double> time_budget_s, std::optional<double> model_timeout_s,
+             std::optional<int> model_attempts) {
   auto agency = agent::parse_agency(agency_text);
   if (!agency) throw nb::value_error(agency.error().message.c_str());
   if (loops < 1) throw nb::value_error(fmt::format("loops must be >= 1, not {}", loops).c_str());
+  if (time_budget_s && !(*time_budget_s > 0))
+    throw nb::value_error(fmt::format("time_budget_s must be > 0, not {}", *time_budget_s).c_str());
+  if (model_timeout_s && !(*model_timeout_s > 0))
+    throw nb::value_error(
+        fmt::format("model_timeout_s must be > 0, not {}", *model_timeout_s).c_str());
+  if (model_attempts && *model_attempts < 1)
+    throw nb::value_error(
+        fmt::format("model_attempts must be >= 1, not {}", *model_attempts).c_str());
+  StopState stop;
+  if (time_budget_s) {
+    stop.deadline = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(*time_budget_s));
+  }
+  current_stop = &stop;
+  struct Reset {
+    ~Reset() { current_stop = nullptr; }
+  } reset_stop;
 
   // The two methods the runtime reads as plain values are read here, with the GIL held; a failure
   // is a failed run, not an exception.
@@ -269,6 +322,15 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
   options.traces = traces;
   options.shell.readable = std::move(shell_readable);
   options.shell.hidden = std::move(shell_hidden);
+  options.stop = [&stop] { return stop.reason(); };
+  agent::ClientOptions client_options;
+  client_options.stop = options.stop;
+  if (model_timeout_s) {
+    auto t = std::chrono::milliseconds(static_cast<long long>(*model_timeout_s * 1000));
+    client_options.first_byte_timeout = client_options.idle_timeout = t;
+    client_options.retry_after_cap = std::min(client_options.retry_after_cap, t);
+  }
+  if (model_attempts) client_options.max_attempts = *model_attempts;
   if (auto it = env_map.find("PATH"); it != env_map.end()) options.shell.path = it->second;
 
   std::optional<agent::AgentResult> result;
@@ -281,10 +343,16 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
     } else {
       // The built-in search agent plays the model through its own Transport; HTTP routes get
       // nullptr here and use libcurl.
-      agent::ChatClient client((*route)->provider(), {},
+      agent::ChatClient client((*route)->provider(), client_options,
                                agent::transport_for((*route)->provider(), seed));
       result = agent::run_agent(client, ws, budget, options);
     }
+  }
+  if (stop.interrupt) {  // the user's Ctrl-C: raised in their program once the run has ended
+    nb::python_error e = std::move(*stop.interrupt);
+    stop.interrupt.reset();
+    e.restore();
+    throw nb::python_error();
   }
   if (!result) return failed_result("the model route did not open: " + route_error);
 
@@ -361,11 +429,15 @@ void bind_agent(nb::module_& m) {
         nb::arg("loops") = 1, nb::arg("agency") = "medium", nb::arg("task") = "",
         nb::arg("traces") = false, nb::arg("env") = nb::none(), nb::arg("seed") = 0,
         nb::arg("shell_readable") = std::vector<std::string>{},
-        nb::arg("shell_hidden") = std::vector<std::string>{},
+        nb::arg("shell_hidden") = std::vector<std::string>{}, nb::arg("time_budget_s") = nb::none(),
+        nb::arg("model_timeout_s") = nb::none(), nb::arg("model_attempts") = nb::none(),
         "Runs the agent loop on `workspace` until `loops` candidates are accepted, the budget is "
         "spent or the route fails. Returns {outcome, accepted, model_calls, rejected_candidates, "
-        "reason, notes}; never raises for model, network or workspace failures. `seed` makes the "
-        "built-in "
+        "reason, notes}; never raises for model, network or workspace failures, but a Ctrl-C "
+        "(SIGINT) stops the run at once and is raised as KeyboardInterrupt once it has ended. "
+        "time_budget_s bounds the run's wall time (outcome 'stopped' keeps what was accepted); "
+        "model_timeout_s (first byte, silence, longest Retry-After) and model_attempts set the "
+        "model calls' patience. `seed` makes the built-in "
         "search agent (model \"tilesmith-search\") deterministic.");
 }
 

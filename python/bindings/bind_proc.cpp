@@ -11,6 +11,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "bindings.hpp"
 #include "raise_error.hpp"
 #include "ts/proc/proc.hpp"
@@ -130,14 +133,26 @@ void bind_proc(nb::module_& m) {
       .def(
           "read_line",
           [](proc::ChildProcess& c, double timeout_s) {
-            Expected<std::string> r = [&] {
-              nb::gil_scoped_release unlocked;
-              return c.read_line(timeout_s);
-            }();
-            return value_or_raise(std::move(r), proc_error);
+            // In slices, so that a Ctrl-C reaches the program within 0.1 s of a long wait.
+            const auto deadline = std::chrono::steady_clock::now() +
+                                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(std::max(0.0, timeout_s)));
+            for (;;) {
+              const double left =
+                  std::chrono::duration<double>(deadline - std::chrono::steady_clock::now())
+                      .count();
+              Expected<std::string> r = [&] {
+                nb::gil_scoped_release unlocked;
+                return c.read_line(std::clamp(left, 0.0, 0.1));
+              }();
+              if (r || r.error().code != Errc::timeout || left <= 0.1)
+                return value_or_raise(std::move(r), proc_error);
+              if (PyErr_CheckSignals() != 0) throw nb::python_error();
+            }
           },
           nb::arg("timeout_s"),
-          "The next stdout line; TimeoutError past the deadline, ProcError when stdout closed.")
+          "The next stdout line; TimeoutError past the deadline, ProcError when stdout closed. "
+          "A signal handler's exception (KeyboardInterrupt) ends the wait.")
       .def(
           "write_stdin",
           [](proc::ChildProcess& c, nb::bytes data, double timeout_s) {

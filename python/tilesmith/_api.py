@@ -17,6 +17,48 @@ _sessions: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _sessions_by_id: dict = {}  # for compiled objects that cannot be weakly referenced
 
 
+# The wall time one graph's optimization may take when neither max_optimization_s nor
+# TILESMITH_TIME_BUDGET says otherwise.
+DEFAULT_TIME_BUDGET_S = 600.0
+
+
+def _seconds(value, name: str, env: str) -> float | None:
+    """A positive number of seconds from the argument, else the environment, else None."""
+    source = name
+    if value is None:
+        raw = os.environ.get(env, "").strip()
+        if not raw:
+            return None
+        value, source = raw, f"{env}={raw!r}"
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"tilesmith.compile: {source} is not a number of seconds") from None
+    if not (v > 0) or v == float("inf"):
+        raise ValueError(f"tilesmith.compile: {source} must be a positive number of seconds")
+    return v
+
+
+def _patience(max_optimization_s, model_timeout_s, model_attempts) -> dict:
+    """The time budget per graph and the model calls' patience, from the arguments or the
+    environment (TILESMITH_TIME_BUDGET, TILESMITH_MODEL_TIMEOUT, TILESMITH_MODEL_ATTEMPTS)."""
+    budget = _seconds(max_optimization_s, "max_optimization_s", "TILESMITH_TIME_BUDGET")
+    timeout = _seconds(model_timeout_s, "model_timeout_s", "TILESMITH_MODEL_TIMEOUT")
+    if model_attempts is None and os.environ.get("TILESMITH_MODEL_ATTEMPTS", "").strip():
+        raw = os.environ["TILESMITH_MODEL_ATTEMPTS"].strip()
+        try:
+            model_attempts = int(raw)
+        except ValueError:
+            raise ValueError(f"tilesmith.compile: TILESMITH_MODEL_ATTEMPTS={raw!r} is not a "
+                             "whole number") from None
+    if model_attempts is not None and (isinstance(model_attempts, bool)
+                                       or not isinstance(model_attempts, int) or model_attempts < 1):
+        raise ValueError(f"tilesmith.compile: model_attempts must be an int >= 1, not "
+                         f"{model_attempts!r}")
+    return {"time_budget_s": budget or DEFAULT_TIME_BUDGET_S, "model_timeout_s": timeout,
+            "model_attempts": model_attempts}
+
+
 def _validate(example_inputs, agency, loops, max_model_calls, torch_compile_kwargs) -> None:
     if example_inputs is not None:
         if not isinstance(example_inputs, tuple):
@@ -93,7 +135,8 @@ def _fallback_reason(agent_model) -> str | None:
 
 
 def compile(model, example_inputs=None, agent_model=None, agency="medium", loops=1,
-            max_model_calls=None, **torch_compile_kwargs):
+            max_model_calls=None, max_optimization_s=None, model_timeout_s=None,
+            model_attempts=None, **torch_compile_kwargs):
     """torch.compile with Tilesmith as the backend.
 
     Returns an ordinary torch.compile callable (`mode`, `options`, `fullgraph`, `dynamic` pass
@@ -101,8 +144,16 @@ def compile(model, example_inputs=None, agent_model=None, agency="medium", loops
     wrapper replaces it. Without `example_inputs`, without a model (`agent_model` or
     TILESMITH_MODEL), or without a route to it, this is plain `torch.compile(...)` and
     `benchmarks()` is empty.
+
+    max_optimization_s (TILESMITH_TIME_BUDGET; default 600) bounds the wall time spent on one
+    graph: when it runs out, the best confirmed candidate so far is installed or the graph stays
+    on Inductor. model_timeout_s (TILESMITH_MODEL_TIMEOUT) is how long a model call may wait for
+    its first byte or in silence, and the longest Retry-After honoured; model_attempts
+    (TILESMITH_MODEL_ATTEMPTS) how often a failing call is tried. Ctrl-C during an optimization
+    stops it at once; the graph stays on Inductor and KeyboardInterrupt reaches the program.
     """
     _validate(example_inputs, agency, loops, max_model_calls, torch_compile_kwargs)
+    patience = _patience(max_optimization_s, model_timeout_s, model_attempts)
     if example_inputs is None:
         reason = "no example_inputs given"
     else:
@@ -120,7 +171,7 @@ def compile(model, example_inputs=None, agent_model=None, agency="medium", loops
 
     session = Session(run_id=_new_run_id(), root=_tscore.cache_root(), agent_model=agent_model,
                       agency=agency, loops=loops, max_model_calls=max_model_calls,
-                      dynamic=torch_compile_kwargs.get("dynamic"))
+                      dynamic=torch_compile_kwargs.get("dynamic"), patience=patience)
     compiled = torch.compile(model, backend=TilesmithBackend(session), **torch_compile_kwargs)
     _register(compiled, session)
     return compiled

@@ -211,6 +211,11 @@ class GraphState:
             with torch.random.fork_rng(devices=devices):  # the user's RNG stream stays untouched
                 with torch.no_grad():
                     self._optimize(box)
+        except KeyboardInterrupt:
+            # Ctrl-C: the optimization ends here, the graph stays on Inductor's code (installed
+            # before optimizing began), and the interrupt goes on to the program.
+            self._keep("interrupted (Ctrl-C) while optimizing")
+            raise
         except Exception as e:
             detail = traceback.format_exc(limit=-3).strip().splitlines()[-1]
             self._keep(f"internal error on the optimization path ({_reason_of(e)}; {detail})")
@@ -218,6 +223,7 @@ class GraphState:
     def _optimize(self, box: list) -> None:
         import _tscore
 
+        self._started = time.monotonic()  # the time budget counts from here
         copies = box.pop()
 
         s = self.session
@@ -287,7 +293,14 @@ class GraphState:
 
         from ._workspace import TrackWorkspace
 
-        workspace = TrackWorkspace(track, gate, original_text, header, self.label, PROGRESS)
+        budget_s = s.patience.get("time_budget_s")
+        left = None if budget_s is None else budget_s - (time.monotonic() - self._started)
+        if left is not None and left <= 0:
+            self._keep(f"the time budget of {budget_s:g} s was spent before the agent started")
+            return
+        deadline = None if left is None else time.monotonic() + left
+        workspace = TrackWorkspace(track, gate, original_text, header, self.label, PROGRESS,
+                                   deadline=deadline)
         task = (f"Make this TorchInductor {self.kind} graph ({self.label}, device "
                 f"{self.device}) faster. The file is the generated wrapper module; its call(args) "
                 f"must keep the same ABI, outputs, aliasing and RNG draws.")
@@ -298,13 +311,20 @@ class GraphState:
                            traces=os.environ.get("TILESMITH_DEBUG") == "1",
                            seed=int(os.environ.get("TILESMITH_SEED", "0") or 0),
                            shell_readable=_sandbox.python_paths(),
-                           shell_hidden=[str(s.root)])
+                           shell_hidden=[str(s.root)], time_budget_s=left,
+                           model_timeout_s=s.patience.get("model_timeout_s"),
+                           model_attempts=s.patience.get("model_attempts"))
         self.notes.extend(result.get("notes") or [])
         s.record_agent(self.index, result)
         # A run can end `failed` or `budget_spent` after some loops were accepted (loops >= 2, the
         # search agent running out of rewrites): the last accepted candidate still installs.
         if not result.get("accepted"):
-            self._keep(f"no candidate accepted ({result.get('outcome')}: {result.get('reason')})")
+            if result.get("outcome") == "stopped" and "time budget" in str(result.get("reason")):
+                self._keep(f"no candidate accepted: {result.get('reason')} "
+                           f"(max_optimization_s={budget_s:g})")
+            else:
+                self._keep(f"no candidate accepted ({result.get('outcome')}: "
+                           f"{result.get('reason')})")
             return
         winner = result["accepted"][-1]
         report = winner.get("report") or {}
@@ -402,8 +422,9 @@ class Session:
     """State of one tilesmith.compile call."""
 
     def __init__(self, *, run_id, root, agent_model, agency, loops, max_model_calls, dynamic,
-                 fallback_reason=None):
+                 fallback_reason=None, patience=None):
         self.run_id = run_id
+        self.patience = dict(patience or {})  # time_budget_s, model_timeout_s, model_attempts
         self.root = root
         self.agent_model = agent_model
         self.agency = agency

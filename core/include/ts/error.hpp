@@ -32,6 +32,7 @@ enum class Errc {
   timeout,           // a deadline passed
   budget,            // a budget (model calls) is spent
   crashed,           // a child process died
+  cancelled,         // the caller asked to stop (an interrupt, a time budget)
 };
 
 const char* errc_name(Errc code) noexcept;

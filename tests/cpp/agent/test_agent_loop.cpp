@@ -236,6 +236,28 @@ TEST(AgentTools, ReadAttemptPagesAndSearchFindsLines) {
   EXPECT_EQ(excerpt[0], '>');
 }
 
+TEST(AgentLoop, AStopEndsTheRunKeepingWhatWasAccepted) {
+  TempDir dir;
+  MockOpenAiServer server;
+  server.push({tool("c1", "write_candidate", {{"content", kFast}}), tool("c2", "evaluate"),
+               tool("c3", "read_attempt"), tool("c4", "read_attempt")});
+  ChatClient client(local_provider(server), fast_client());
+  ScriptedWorkspace ws(dir.path());
+  CallBudget budget(20);
+  AgentOptions options;
+  options.loops = 2;
+  // Loop 1 is accepted on the second model call; the check stops the run on the third.
+  options.stop = [&]() -> std::string {
+    return server.requests().size() >= 3 ? "interrupted" : "";
+  };
+  AgentResult result = run_agent(client, ws, budget, options);
+  EXPECT_EQ(result.outcome, Outcome::stopped) << result.reason;
+  EXPECT_EQ(result.reason, "stopped: interrupted");
+  ASSERT_EQ(result.accepted.size(), 1u);
+  EXPECT_EQ(result.accepted[0].text, kFast);
+  EXPECT_EQ(result.model_calls, 3);
+}
+
 TEST(AgentRoute, ARejectedRouteFailsTheRunWithTheReason) {
   TempDir dir;
   MockOpenAiServer server(0, "the-right-key");

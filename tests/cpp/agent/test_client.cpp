@@ -81,6 +81,36 @@ TEST_P(ChatClientTest, DecodesContentToolCallsAndUsage) {
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, ChatClientTest, ::testing::Bool());
 
+TEST(ChatClient, AStopEndsACallThatIsWaitingAtOnce) {
+  MockOpenAiServer server;
+  server.push(fault_reply(K::hang, 5000));
+  ClientOptions o = fast();
+  o.first_byte_timeout = 10s;
+  auto t0 = Clock::now();
+  o.stop = [&]() -> std::string { return Clock::now() - t0 > 200ms ? "interrupted" : ""; };
+  ChatClient client(local_provider(server), o);
+  auto r = client.complete(hello());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ts::Errc::cancelled);
+  EXPECT_NE(r.error().message.find("stopped: interrupted"), std::string::npos) << r.error().message;
+  EXPECT_LT(Clock::now() - t0, 2s);
+}
+
+TEST(ChatClient, AStopCutsTheWaitBeforeARetry) {
+  MockOpenAiServer server;
+  server.push(error_reply(429, "slow down", /*retry_after_s=*/30));
+  ClientOptions o = fast();
+  o.retry_after_cap = 60s;
+  o.invocation_timeout = 120s;
+  auto t0 = Clock::now();
+  o.stop = [&]() -> std::string { return Clock::now() - t0 > 300ms ? "time budget spent" : ""; };
+  ChatClient client(local_provider(server), o);
+  auto r = client.complete(hello());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ts::Errc::cancelled);
+  EXPECT_LT(Clock::now() - t0, 2s);
+}
+
 TEST(ChatClient, AStreamedRequestAnsweredWithPlainJsonIsAccepted) {
   MockOpenAiServer server;
   MockReply plain = completion_reply("plain", {{"c1", "evaluate", "{}"}});

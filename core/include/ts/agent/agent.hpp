@@ -62,12 +62,16 @@ struct AgentOptions {
   std::size_t trace_result_cap = 4 * 1024;  // bytes of a tool result kept in a trace
   ShellOptions shell{};
   std::vector<CustomTool> extra_tools{};
+  /// Why the run must end now (an interrupt, a spent time budget), or empty; asked before every
+  /// model call and tool call. Give the ChatClient the same check (ClientOptions::stop) so that
+  /// a call in flight ends too. The run then ends `stopped`, keeping what was accepted.
+  std::function<std::string()> stop{};
 };
 
 /// TILESMITH_DEBUG=1 in `env`.
 bool traces_enabled(const EnvMap& env);
 
-enum class Outcome { accepted, budget_spent, failed };
+enum class Outcome { accepted, budget_spent, failed, stopped };
 const char* outcome_name(Outcome o) noexcept;
 
 struct AcceptedCandidate {

@@ -86,6 +86,10 @@ struct ClientOptions {
   std::chrono::milliseconds backoff_initial{1'000};
   std::chrono::milliseconds backoff_max{60'000};
   std::chrono::milliseconds retry_after_cap{120'000};  // longest Retry-After honoured as given
+  /// Why the caller wants the call to end now (an interrupt, a time budget), or empty. Asked
+  /// every few milliseconds while the call waits, on the network or between retries; an answer
+  /// ends the call at once with Errc::cancelled.
+  std::function<std::string()> stop{};
 };
 
 // ---- transport: one HTTP POST with deadlines; the real one is libcurl -------------------------
@@ -98,6 +102,7 @@ struct HttpRequest {
 
 struct HttpDeadlines {
   std::chrono::milliseconds connect, first_byte, idle, total;
+  std::function<bool()> stop{};  // true: abandon the transfer now (TransportFailure::stopped)
 };
 
 enum class TransportFailure {
@@ -107,7 +112,8 @@ enum class TransportFailure {
   idle_timeout,
   total_timeout,
   reset,
-  aborted
+  aborted,
+  stopped
 };
 const char* transport_failure_name(TransportFailure f) noexcept;
 
