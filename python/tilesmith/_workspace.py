@@ -23,6 +23,7 @@ class TrackWorkspace:
         self._progress = progress
         self._on_report = on_report
         self._deadline = deadline  # time.monotonic() past which no evaluation runs
+        self._winner = None  # the last accepted candidate: the next loop's baseline
         self.evaluations = 0
         self.written = 0
 
@@ -55,6 +56,11 @@ class TrackWorkspace:
             options.timeout_s = saved
 
     def evaluate(self, text: str) -> dict:
+        # An acceptance ends its loop, so an evaluation after one belongs to the next loop, whose
+        # candidates must beat the winner (what is installed), not Inductor's original.
+        if self._winner is not None and hasattr(self._gate, "rebase"):
+            self._gate.rebase(self._winner)
+            self._winner = None
         self.evaluations += 1
         n = self.evaluations
         self._progress.update(self._label, f"evaluating candidate {n} ...")
@@ -65,6 +71,8 @@ class TrackWorkspace:
             self._on_report(d)
         verdict = d.get("verdict", "?")
         reason = d.get("reason", "")
+        if verdict == "accepted":
+            self._winner = _identity.with_header(self._header, text)
         self._progress.event(self._label, f"candidate {n}: {reason or verdict}")
         return d
 

@@ -5,7 +5,7 @@
 # (copy the parts to .gpu/ here so the next run starts warm).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: tileops tileops_bench tileops_tuned
 #                                                decode_probe suite_probe search_runtime gate
-#                                                tilesmith bench_quick
+#                                                tilesmith bench_quick sandbox
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
 #      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
 #      TILEOPS_TUNED_ARGS (tileops_tuned; default TILEOPS_BENCH_ARGS),
@@ -48,6 +48,11 @@ run_phase() {
     search_runtime)  # the search agent's CUDA graph runtime and direct launches on real graphs (tests marked gpu)
       timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider tests/python/test_search_runtime.py tests/python/test_direct_launch.py -rfE > "$dir/pytest.log" 2>&1 ;;
     suite_probe) timeout "$limit" python3 scripts/gpu/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
+    sandbox)  # the workers' sandbox here: bwrap, namespaces, a CUDA run inside, the sandbox tests
+      timeout "$((limit / 2))" python3 scripts/gpu/sandbox_probe.py > "$dir/probe.log" 2>&1
+      local probe_rc=$?
+      timeout "$((limit / 2))" python3 -m pytest -q -p no:cacheprovider tests/python/test_gate_sandbox.py -rfE > "$dir/pytest.log" 2>&1
+      (exit $((probe_rc | $?))) ;;
     gate) OUT=$dir timeout "$limit" bash scripts/gpu/gate.sh > "$dir/gate.log" 2>&1 ;;
     tilesmith) OUT=$dir timeout "$limit" bash scripts/gpu/tilesmith.sh ${TILESMITH_PHASES:-inference ineligible} > "$dir/run.log" 2>&1 ;;
     bench_quick)  # the Tilesmith runs' tracks (attempts, gate reports) come back as tracks.tgz

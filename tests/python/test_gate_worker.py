@@ -244,3 +244,13 @@ def test_verdict_binding():
                                  candidate_ms=cand, host_wall_s=0.05)
     assert m.kind == "timing_suspicious"
     assert "none" in _tscore.gate_failure_kinds()
+
+
+def test_rebase_judges_later_candidates_against_the_winner(tmp_path):
+    with Gate(base_source(), base_args(), tmp_path, GateOptions(device="cpu", timeout_s=60)) as g:
+        assert g.evaluate(HONEST, label="winner").verdict == "accepted"
+        g.rebase(HONEST)
+        r = g.evaluate(HONEST, label="the winner again")
+        assert r.verdict == "rejected" and r.kind in ("not_faster", "too_noisy"), r.reason
+        with pytest.raises(ValueError, match="does not parse"):
+            g.rebase("def call(args):\n    return (\n")

@@ -12,19 +12,11 @@ import torch
 
 import tilesmith
 from tilesmith_testing import fake_gate, mock_server
+from tilesmith_testing.models import Small
 
 needs_mock = pytest.mark.skipif(mock_server.executable() is None,
                                 reason="mock_openai_server is not built")
 SILENT = [{"kind": "hang", "delay_ms": 120_000}] * 4
-
-
-class Small(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        return torch.relu(self.lin(x)) * 2 + 1
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import tilesmith
 from tilesmith import _identity, cli
 from tilesmith_testing import mock_server, scripts
 from tilesmith_testing import RESULT_MARK
+from tilesmith_testing.models import Small
 
 TESTS = pathlib.Path(__file__).resolve().parent
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -198,15 +199,6 @@ def _backend_of(compiled):
     while hasattr(b, "_torchdynamo_orig_backend"):
         b = b._torchdynamo_orig_backend
     return b
-
-
-class Small(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        return torch.relu(self.lin(x)) * 2 + 1
 
 
 @pytest.fixture

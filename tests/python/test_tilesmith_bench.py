@@ -269,6 +269,20 @@ def test_runner_isolates_failures_and_keeps_going(tmp_path):
     assert again["rerun_failed"].startswith("timeout")
 
 
+def _run_fake(tmp_path, script, columns=("eager",)):
+    """bench._run_one with `script` standing in for the child's interpreter, a 2 s deadline."""
+    bench = load_bench()
+    fake = tmp_path / "fake-python"
+    fake.write_text(script)
+    fake.chmod(0o755)
+    p = bench.argparse.ArgumentParser()
+    bench.add_arguments(p)
+    args = p.parse_args(["--python", str(fake), "--device", "cpu"])
+    t0 = time.monotonic()
+    r = bench._run_one(tmp_path / "slow.py", list(columns), 2.0, args, None)
+    return r, time.monotonic() - t0
+
+
 # A stand-in interpreter for the child: writes the record a real child leaves once every column
 # but max_autotune was timed together, then "compiles" max_autotune past the deadline.
 FAKE_CHILD = """#!/bin/sh
@@ -286,14 +300,7 @@ exec sleep 60
 
 def test_a_deadline_during_the_last_reference_column_keeps_the_timed_ones(tmp_path):
     bench = load_bench()
-    fake = tmp_path / "fake-python"
-    fake.write_text(FAKE_CHILD)
-    fake.chmod(0o755)
-    p = bench.argparse.ArgumentParser()
-    bench.add_arguments(p)
-    args = p.parse_args(["--python", str(fake), "--device", "cpu"])
-    r = bench._run_one(tmp_path / "slow.py", ["inductor", "tilesmith", "max_autotune"], 2.0,
-                       args, None)
+    r, _ = _run_fake(tmp_path, FAKE_CHILD, ["inductor", "tilesmith", "max_autotune"])
     assert r["status"] == "ok" and r["speedup_tilesmith"] == 2.0 and r["installed"]
     assert r["columns"]["max_autotune"]["status"] == "timeout"
     assert "deadline" in r["columns"]["max_autotune"]["error"] and r["wall_s"] < 30
@@ -386,17 +393,6 @@ def _processes_with(mark: str) -> list[int]:
     return found
 
 
-def _run_fake(tmp_path, script):
-    bench = load_bench()
-    fake = tmp_path / "fake-python"
-    fake.write_text(script)
-    fake.chmod(0o755)
-    p = bench.argparse.ArgumentParser()
-    bench.add_arguments(p)
-    args = p.parse_args(["--python", str(fake), "--device", "cpu"])
-    t0 = time.monotonic()
-    r = bench._run_one(tmp_path / "p.py", ["eager"], 2.0, args, None)
-    return r, time.monotonic() - t0
 
 
 def test_the_deadline_ends_a_problem_whose_stray_holds_the_pipe(tmp_path):

@@ -232,12 +232,7 @@ class Gate:
     def __init__(self, original_source: str, args: list, track_dir, options: GateOptions | None = None):
         import torch
 
-        if not isinstance(original_source, str):
-            raise TypeError("Gate: original_source must be the wrapper module's source text")
-        try:
-            compile(original_source, "<original>", "exec")
-        except SyntaxError as e:
-            raise ValueError(f"Gate: the original wrapper does not parse: {e}") from None
+        _check_source(original_source, "Gate: original_source", "the original wrapper")
         if not isinstance(args, (list, tuple)):
             raise TypeError("Gate: args must be the list of call arguments")
         self.options = dataclasses.replace(options) if options is not None else GateOptions()
@@ -331,6 +326,16 @@ class Gate:
         v = _tscore.gate_decide(main["verdict"], confirm["verdict"] if confirm else None,
                                 require_confirmation=o.confirm)
         return self._report(v, main, confirm, candidate_source, label or "candidate")
+
+    def rebase(self, source: str) -> None:
+        """Judges later candidates against `source` (the winner of an earlier loop, which is what
+        would be installed) instead of the original: the installed code never gets slower from
+        one loop to the next."""
+        _check_source(source, "Gate.rebase: source", "the new baseline")
+        if self._dir is None:
+            raise RuntimeError("Gate: used after close()")
+        self._original_path.write_text(source)
+        self._original_sha = hashlib.sha256(source.encode()).hexdigest()
 
     def check(self, candidate_source: str) -> GateReport:
         self._evaluations += 1
@@ -572,6 +577,16 @@ class Gate:
         report = _redacted(report)
         _tscore.write_file_atomic(str(path), json.dumps(report.to_dict(), indent=1, default=str).encode())
         return report
+
+
+def _check_source(source, what: str, name: str) -> None:
+    """A wrapper module's text that parses as Python, else TypeError/ValueError naming it."""
+    if not isinstance(source, str):
+        raise TypeError(f"{what} must be a wrapper module's source text")
+    try:
+        compile(source, f"<{name}>", "exec")
+    except SyntaxError as e:
+        raise ValueError(f"Gate: {name} does not parse: {e}") from None
 
 
 def _redacted(report: GateReport) -> GateReport:

@@ -22,15 +22,7 @@ import tilesmith  # noqa: E402
 from tilesmith import _api  # noqa: E402
 
 from tilesmith_testing import RESULT_MARK  # noqa: E402
-
-
-class Tiny(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        return torch.relu(self.lin(x)) * 2 + 1
+from tilesmith_testing.models import Small  # noqa: E402
 
 
 class Broken(torch.nn.Module):
@@ -61,7 +53,7 @@ def _state(m):
 
 def infer():
     torch.manual_seed(0)
-    model = Tiny().eval()
+    model = Small().eval()
     x = torch.randn(4, 8)
     m = tilesmith.compile(model, example_inputs=(x,), max_model_calls=6)
     with torch.no_grad():
@@ -80,7 +72,7 @@ def infer_in_place():
     from tilesmith import _insitu
 
     torch.manual_seed(0)
-    model = Tiny().eval()
+    model = Small().eval()
     x = torch.randn(4, 8)
     m = tilesmith.compile(model, example_inputs=(x,), max_model_calls=6)
     calls = 2 * (_insitu.pairs_from_env("cpu") + _insitu.WARMUP_PAIRS) + 2
