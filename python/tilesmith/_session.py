@@ -23,7 +23,7 @@ import traceback
 
 import torch
 
-from . import _eligibility, _identity, _insitu, _install
+from . import _eligibility, _identity, _insitu, _install, _memory
 from ._progress import PROGRESS
 
 VERSION = "0.1.0"
@@ -67,16 +67,6 @@ class Benchmark:
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def _clone_args(args) -> list:
-    from torch._inductor.utils import clone_preserve_strides
-
-    out = []
-    with torch.no_grad():
-        for a in args:
-            out.append(clone_preserve_strides(a.detach()) if isinstance(a, torch.Tensor) else a)
-    return out
 
 
 def _reason_of(exc: BaseException) -> str:
@@ -132,7 +122,9 @@ class GraphState:
                 return state.cg.current_callable(args)
             copies = None
             try:
-                copies = _clone_args(args)
+                copies, note = _memory.clone_args(args)
+                if note:
+                    state.notes.append(note)
             except Exception as e:
                 state._keep(f"the arguments could not be copied ({_reason_of(e)})")
             state.cg.current_callable = state.original

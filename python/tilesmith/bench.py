@@ -111,8 +111,19 @@ def _flatten(out):
     return []
 
 
+# Elements compared at a time: the fp64 temporaries of a comparison stay small (128 MiB) next to
+# outputs of several GiB, and live in host memory.
+_COMPARE_CHUNK = 1 << 24
+
+
+def _to_host(outputs) -> list:
+    """Detached host copies: references kept for comparison take no device memory."""
+    return [t.detach().to("cpu", copy=True) if t is not None else None for t in outputs]
+
+
 def _compare(got, want, atol, rtol):
-    """(max abs error, max error relative to the tolerance); <= 1 passes."""
+    """(max abs error, max error relative to the tolerance); <= 1 passes. Compared in chunks on
+    the host, so no full-size temporary is made next to the outputs."""
     import torch
 
     worst_abs, worst_ratio = 0.0, 0.0
@@ -125,18 +136,19 @@ def _compare(got, want, atol, rtol):
             continue
         if g.shape != w.shape:
             return math.inf, math.inf
-        g, w = g.detach().double(), w.detach().double()
-        if g.numel() == 0:
-            continue
-        if not torch.isfinite(g).eq(torch.isfinite(w)).all():
-            return math.inf, math.inf
-        finite = torch.isfinite(w)
-        diff = (g - w).abs()[finite]
-        if diff.numel() == 0:
-            continue
-        bound = atol + rtol * w.abs()[finite]
-        worst_abs = max(worst_abs, float(diff.max()))
-        worst_ratio = max(worst_ratio, float((diff / bound).max()))
+        g, w = g.detach().reshape(-1), w.detach().reshape(-1)
+        for start in range(0, g.numel(), _COMPARE_CHUNK):
+            gc = g[start:start + _COMPARE_CHUNK].to("cpu", torch.float64)
+            wc = w[start:start + _COMPARE_CHUNK].to("cpu", torch.float64)
+            finite = torch.isfinite(wc)
+            if not torch.isfinite(gc).eq(finite).all():
+                return math.inf, math.inf
+            diff = (gc - wc).abs()[finite]
+            if diff.numel() == 0:
+                continue
+            bound = atol + rtol * wc.abs()[finite]
+            worst_abs = max(worst_abs, float(diff.max()))
+            worst_ratio = max(worst_ratio, float((diff / bound).max()))
     return worst_abs, worst_ratio
 
 
@@ -388,7 +400,7 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
         eager_model = prob.fresh_model()
         _, observe_eager = prob.step_fn(eager_model, eager_model)
         torch.manual_seed(args.seed + 2)
-        reference = [t.detach().clone() if t is not None else None for t in observe_eager()]
+        reference = _to_host(observe_eager())
         del eager_model
         inductor_out = None
         live: dict = {}  # column -> (step, fn, model): every column stays alive for the timing
@@ -446,7 +458,7 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 entry["err_vs_tolerance"] = err_ratio
                 correct = err_ratio <= 1.0
                 if column == "inductor":
-                    inductor_out = [t.detach().clone() if t is not None else None for t in got]
+                    inductor_out = _to_host(got)
                 elif inductor_out is not None and column != "eager":
                     # Against Inductor default too: the same kernels must give the same numbers,
                     # even where Inductor itself drifts from eager beyond the tolerance.

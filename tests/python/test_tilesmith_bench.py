@@ -67,6 +67,19 @@ def test_compare_reports_errors_against_the_tolerance():
     assert bench._compare([a * float("nan")], [a], 1e-3, 1e-3)[1] == float("inf")
 
 
+def test_compare_works_in_chunks_on_the_host(monkeypatch):
+    bench = load_bench()
+    monkeypatch.setattr(bench, "_COMPARE_CHUNK", 7)  # many chunks, a partial last one
+    want = torch.arange(100, dtype=torch.float32).reshape(10, 10)
+    got = want.clone()
+    got[9, 9] += 0.5  # in the last, partial chunk
+    err_abs, ratio = bench._compare([got.t()], [want.t()], 1e-3, 0.0)  # strided outputs too
+    assert err_abs == pytest.approx(0.5) and ratio == pytest.approx(500.0)
+    got[0, 0] = float("inf")  # a non-finite value where the reference is finite, in chunk 1
+    assert bench._compare([got], [want], 1e-3, 0.0)[1] == float("inf")
+    assert bench._to_host([want, None])[0].device.type == "cpu"
+
+
 def test_summary_geomean_and_incorrect_installs():
     bench = load_bench()
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import _tscore
 
-from .. import _sandbox
+from .. import _memory, _sandbox
 
 # The gate's code as it was when this process imported it; checked before every job.
 _GATE_CODE_SHA256 = _sandbox.gate_code_digest()
@@ -241,6 +241,9 @@ class Gate:
         if self.options.sandbox not in ("required", "preferred"):
             raise ValueError(f"Gate: sandbox {self.options.sandbox!r} is not 'required' or "
                              "'preferred'")
+        too_big = _memory.worker_does_not_fit(args, self.options.device)
+        if too_big is not None:
+            raise GateUnavailable(too_big)
         self.track_dir = Path(track_dir)
         self.profiles = self.track_dir / "profiles"
         self.profiles.mkdir(parents=True, exist_ok=True)
