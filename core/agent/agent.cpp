@@ -56,7 +56,7 @@ TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const st
   const auto tools = tool_specs(depth);
   // The built-in search rewrites the attempt as text, so it must see all of it; the cap exists
   // for a language model's context window, which the search does not have.
-  const std::size_t result_cap = client.provider().route == RouteKind::search
+  const std::size_t result_cap = model.provider().route == RouteKind::search
                                      ? std::max<std::size_t>(options.tool_result_cap, 64u << 20)
                                      : options.tool_result_cap;
   std::size_t traced = 0;  // messages already in a trace record
@@ -67,7 +67,7 @@ TurnEnd RunContext::run_turn(std::vector<Message>& messages, int depth, const st
       return {TurnEnd::Kind::budget_spent,
               fmt::format("the budget of {} model calls is spent", budget.limit().value_or(-1))};
     ++model_calls;
-    auto reply = client.complete({messages, tools});
+    auto reply = model.complete({messages, tools});
     if (!reply) {
       if (reply.error().code != Errc::cancelled)
         return {TurnEnd::Kind::failed, reply.error().message};
@@ -147,11 +147,11 @@ std::string system_prompt(Agency agency) {
 
 }  // namespace
 
-AgentResult run_agent(ChatClient& client, Workspace& workspace, CallBudget& budget,
+AgentResult run_agent(Model& model, Workspace& workspace, CallBudget& budget,
                       const AgentOptions& options) {
-  RunContext ctx(client, workspace, budget, options);
+  RunContext ctx(model, workspace, budget, options);
   ctx.secrets = Secrets::from(process_env());
-  ctx.secrets.add(client.provider().api_key);
+  ctx.secrets.add(model.provider().api_key);
   AgentResult result;
   if (auto box = detail::shell_sandbox(options.shell, workspace.track_dir()); !box) {
     ctx.shell_unavailable = box.error().message;

@@ -21,10 +21,10 @@ struct TurnEnd {
 };
 
 struct RunContext {
-  RunContext(ChatClient& c, Workspace& w, CallBudget& b, const AgentOptions& o)
-      : client(c), workspace(w), budget(b), options(o) {}
+  RunContext(Model& m, Workspace& w, CallBudget& b, const AgentOptions& o)
+      : model(m), workspace(w), budget(b), options(o) {}
 
-  ChatClient& client;
+  Model& model;
   Workspace& workspace;
   CallBudget& budget;
   const AgentOptions& options;

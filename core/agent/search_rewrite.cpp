@@ -15,24 +15,6 @@
 
 namespace ts::agent {
 
-const char* rewrite_kind_name(RewriteKind kind) noexcept {
-  switch (kind) {
-    case RewriteKind::cuda_graph:
-      return "cuda_graph";
-    case RewriteKind::autotune:
-      return "autotune";
-    case RewriteKind::epilogue:
-      return "epilogue";
-    case RewriteKind::direct_launch:
-      return "direct_launch";
-  }
-  return "unknown";
-}
-
-bool structure_preserving(RewriteKind kind) noexcept {
-  return kind == RewriteKind::autotune;
-}
-
 namespace detail {
 
 std::string_view trim(std::string_view s) {
@@ -951,14 +933,53 @@ Expected<std::string> rewrite_direct_launch(std::string_view wrapper) {
   return detail::splice_call(wrapper, lines, *site, helper, call);
 }
 
+// ---- the rewrite table: adding a kind is one enum value and one row here ----------------------
+
+const std::vector<RewriteInfo>& rewrite_table() {
+  static const std::vector<RewriteInfo> table = {
+      {RewriteKind::cuda_graph, "cuda_graph", "# ---- tilesmith-search: CUDA graph replay",
+       "capture call()'s launch sequence in a CUDA graph and replay it (inputs checked by "
+       "address or copied in, outputs fresh each call, the original kept as fallback)",
+       false, [](std::string_view w, std::uint64_t) { return rewrite_cuda_graph(w); }},
+      {RewriteKind::autotune, "autotune", "# ---- tilesmith-search: wider autotuning",
+       "autotune every Triton kernel over Inductor's configs plus warp/block variants", true,
+       [](std::string_view w, std::uint64_t seed) { return rewrite_autotune(w, seed); }},
+      {RewriteKind::epilogue, "epilogue", "# ---- tilesmith-search: epilogue fusion",
+       "fuse each matmul + bias + ReLU/tanh-GELU into one cuBLASLt call (its epilogue)", false,
+       [](std::string_view w, std::uint64_t) { return rewrite_epilogue(w); }},
+      {RewriteKind::direct_launch, "direct_launch",
+       "# ---- tilesmith-search: direct Triton launches",
+       "launch each Triton kernel through its one compiled launcher, skipping "
+       "CachingAutotuner.run's per-launch checks (the original kept for the first call)",
+       false, [](std::string_view w, std::uint64_t) { return rewrite_direct_launch(w); }},
+  };
+  return table;
+}
+
+const RewriteInfo& rewrite_info(RewriteKind kind) {
+  for (const auto& r : rewrite_table())
+    if (r.kind == kind) return r;
+  TS_CHECK(false, "a RewriteKind without a row in the rewrite table");
+  return rewrite_table().front();
+}
+
+const char* rewrite_kind_name(RewriteKind kind) noexcept {
+  for (const auto& r : rewrite_table())
+    if (r.kind == kind) return r.name;
+  return "unknown";
+}
+
+bool structure_preserving(RewriteKind kind) noexcept {
+  for (const auto& r : rewrite_table())
+    if (r.kind == kind) return r.structure_preserving;
+  return false;
+}
+
 Expected<std::string> apply_rewrites(std::string_view wrapper,
                                      const std::vector<RewriteKind>& kinds, std::uint64_t seed) {
   std::string text(wrapper);
   for (RewriteKind kind : kinds) {
-    auto next = kind == RewriteKind::cuda_graph      ? rewrite_cuda_graph(text)
-                : kind == RewriteKind::epilogue      ? rewrite_epilogue(text)
-                : kind == RewriteKind::direct_launch ? rewrite_direct_launch(text)
-                                                     : rewrite_autotune(text, seed);
+    auto next = rewrite_info(kind).apply(text, seed);
     if (!next) return next;
     text = std::move(*next);
   }

@@ -201,7 +201,7 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
                                   call.arguments));
 
   // Pages leave room in the tool-result limit for the header and the cut note.
-  const std::size_t page_bytes = client.provider().route == RouteKind::search
+  const std::size_t page_bytes = model.provider().route == RouteKind::search
                                      ? std::size_t{64} << 20
                                      : options.tool_result_cap - 256;
   if (call.name == "read_attempt") {
@@ -210,7 +210,7 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
       return error_text("there is no candidate yet in this loop; read the base");
     const std::string& text = which == "candidate" ? *candidate : base;
     // The built-in search agent rewrites whole attempts as text and asks for them unpaged.
-    if (client.provider().route == RouteKind::search && !args.contains("offset")) return text;
+    if (model.provider().route == RouteKind::search && !args.contains("offset")) return text;
     return numbered_page(text, count_arg(args, "offset", 1), count_arg(args, "lines", 400),
                          page_bytes);
   }

@@ -341,11 +341,8 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
     if (!route) {
       route_error = route.error().message;
     } else {
-      // The built-in search agent plays the model through its own Transport; HTTP routes get
-      // nullptr here and use libcurl.
-      agent::ChatClient client((*route)->provider(), client_options,
-                               agent::transport_for((*route)->provider(), seed));
-      result = agent::run_agent(client, ws, budget, options);
+      auto model = agent::make_model((*route)->provider(), client_options, *agency, seed);
+      result = agent::run_agent(*model, ws, budget, options);
     }
   }
   if (stop.interrupt) {  // the user's Ctrl-C: raised in their program once the run has ended
@@ -396,6 +393,14 @@ void bind_agent(nb::module_& m) {
       "(True, route description) or (False, why no model or route is available). The API key "
       "is never part of the description.");
 
+  a.def(
+      "rewrite_banners",
+      [] {
+        std::map<std::string, std::string> out;
+        for (const auto& r : agent::rewrite_table()) out[r.name] = r.banner;
+        return out;
+      },
+      "The built-in search agent's rewrite kinds and the banner each pastes into a candidate.");
   a.def(
       "redact",
       [](std::string text, std::optional<std::map<std::string, std::string>> env) {

@@ -17,17 +17,13 @@ import sys
 import types
 
 
-# Banners the search agent pastes with each of its rewrites (core/agent/search/*.py).
-_REWRITE_BANNERS = {"cuda_graph": "# ---- tilesmith-search: CUDA graph replay",
-                    "autotune": "# ---- tilesmith-search: wider autotuning",
-                    "epilogue": "# ---- tilesmith-search: epilogue fusion",
-                    "direct_launch": "# ---- tilesmith-search: direct Triton launches"}
-
-
 def rewrite_kinds(text: str) -> tuple:
     """The kinds of search-agent rewrite a candidate's text carries, e.g. ("autotune",
-    "cuda_graph"); ("model",) for a candidate with none (written by a model)."""
-    kinds = tuple(k for k, banner in sorted(_REWRITE_BANNERS.items()) if banner in text)
+    "cuda_graph"), from the banners of the search agent's rewrite table; ("model",) for a
+    candidate with none (written by a model)."""
+    from _tscore import agent
+
+    kinds = tuple(k for k, banner in sorted(agent.rewrite_banners().items()) if banner in text)
     return kinds or ("model",)
 
 

@@ -15,10 +15,11 @@ cd "$(dirname "$0")/../.."
 
 if [ "${1:-}" = pack ]; then
   bash scripts/gpu/pack.sh
-  cmake -S . -B build/cpp -G Ninja -DTS_BUILD_TESTS=ON -DTS_BUILD_CUDA=OFF >/dev/null
-  cmake --build build/cpp --target mock_openai_server -j "${JOBS:-2}"
+  # Its own build folder: build/cpp keeps the CUDA kernels the CI build configured.
+  cmake -S . -B build/gpu-pack -G Ninja -DTS_BUILD_TESTS=ON -DTS_BUILD_CUDA=OFF >/dev/null
+  cmake --build build/gpu-pack --target mock_openai_server -j "${JOBS:-2}"
   mkdir -p .gpu/bin
-  cp build/cpp/tests/cpp/agent/mock_openai_server .gpu/bin/
+  cp build/gpu-pack/tests/cpp/agent/mock_openai_server .gpu/bin/
   ldd .gpu/bin/mock_openai_server | awk '/=>/ {print $3}' | sort -u |
     grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
     while read -r lib; do cp -L "$lib" .gpu/lib/; done

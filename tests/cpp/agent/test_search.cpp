@@ -55,10 +55,12 @@ TEST(SearchProvider, ResolvesWithoutCredentialsAndNeedsNoNetwork) {
   auto route = open_route(*q);
   ASSERT_TRUE(route);
   EXPECT_FALSE((*route)->child_pid());
-  EXPECT_NE(transport_for(*q), nullptr);
+  auto search = make_model(*q, {}, Agency::medium);
+  EXPECT_EQ(dynamic_cast<ChatClient*>(search.get()), nullptr);
+  EXPECT_EQ(search->provider().route, RouteKind::search);
   Provider http;
   http.route = RouteKind::openai;
-  EXPECT_EQ(transport_for(http), nullptr);
+  EXPECT_NE(dynamic_cast<ChatClient*>(make_model(http, {}, Agency::medium).get()), nullptr);
 }
 
 // ---- rewrites -----------------------------------------------------------------------------------
@@ -396,17 +398,15 @@ struct Run {
 };
 
 Run run_search(const std::string& original, ScriptedGate::Judge judge, std::optional<int> budget,
-               AgentOptions options = {}, std::uint64_t seed = 0, bool stream = true,
+               AgentOptions options = {}, std::uint64_t seed = 0,
                std::optional<std::vector<KernelTime>> profile_rows = std::nullopt) {
   TempDir dir;
   ScriptedGate gate(dir.path(), original, std::move(judge));
   if (profile_rows) gate.profile_rows = *profile_rows;
   auto provider = resolve_provider(std::string(kSearchModel), EnvMap{});
-  ClientOptions client_options;
-  client_options.stream = stream;
-  ChatClient client(*provider, client_options, transport_for(*provider, seed));
+  auto model = make_model(*provider, {}, options.agency, seed);
   CallBudget calls(budget);
-  Run run{run_agent(client, gate, calls, options), gate.written, gate.evaluated, gate.profiles};
+  Run run{run_agent(*model, gate, calls, options), gate.written, gate.evaluated, gate.profiles};
   EXPECT_EQ(run.result.model_calls, calls.used());
   return run;
 }
@@ -540,11 +540,11 @@ TEST(SearchLoop, LoopsStackRewritesOnTheAcceptedBase) {
   EXPECT_EQ(run.result.model_calls, 4);  // read, profile, two proposals
 }
 
-TEST(SearchLoop, DeterministicForASeedAndTheSameWithoutStreaming) {
+TEST(SearchLoop, DeterministicForASeed) {
   const std::string original = fixture(kLossBwd);
   auto slower = [](const std::string&) { return report(false, 0.99, "rejected: marginal"); };
   auto a = run_search(original, slower, std::nullopt, {}, 5);
-  auto b = run_search(original, slower, std::nullopt, {}, 5, /*stream=*/false);
+  auto b = run_search(original, slower, std::nullopt, {}, 5);
   auto c = run_search(original, slower, std::nullopt, {}, 6);
   EXPECT_EQ(a.evaluated, b.evaluated);
   EXPECT_EQ(a.result.model_calls, b.result.model_calls);
@@ -555,8 +555,8 @@ TEST(SearchLoop, DeterministicForASeedAndTheSameWithoutStreaming) {
 
 TEST(SearchLoop, NoToolsMeansAFinalAnswer) {
   auto provider = resolve_provider(std::string(kSearchModel), EnvMap{});
-  ChatClient client(*provider, {}, transport_for(*provider));
-  auto reply = client.complete({{user_message("hello")}, {}});
+  auto model = make_model(*provider, {}, Agency::medium);
+  auto reply = model->complete({{user_message("hello")}, {}});
   ASSERT_TRUE(reply) << reply.error().message;
   EXPECT_TRUE(reply->message.tool_calls.empty());
   EXPECT_NE(reply->message.content.find("nothing to propose"), std::string::npos);
@@ -603,7 +603,7 @@ TEST(SearchLoop, TheProfileDecidesWhetherAutotuningJoinsTheFirstProposal) {
   // mlp: an addmm and a 22M-element GELU. Measured GELU-heavy: graph and autotuning together.
   const std::string original = fixture(kMlp);
   auto slower = [](const std::string&) { return report(false, 0.99, "rejected: not_faster"); };
-  auto heavy = run_search(original, slower, 3, {}, 0, true,
+  auto heavy = run_search(original, slower, 3, {}, 0,
                           std::vector<KernelTime>{{"triton_poi_fused_gelu_0", 0.30, 0.30},
                                                   {"sm90_xmma_gemm_bf16bf16", 0.25, 0.25}});
   ASSERT_EQ(heavy.evaluated.size(), 1u);

@@ -9,7 +9,7 @@
 // shared CallBudget; when it is spent the run ends and the caller keeps what it had.
 //
 //   ts::agent::CallBudget budget(70);
-//   auto result = ts::agent::run_agent(client, workspace, budget, {.loops = 1});
+//   auto result = ts::agent::run_agent(model, workspace, budget, {.loops = 1});
 //   if (result.outcome == Outcome::accepted) install(result.accepted.back().text);
 #pragma once
 
@@ -91,7 +91,7 @@ struct AgentResult {
 
 /// Runs the loop until `options.loops` candidates are accepted, the budget is spent, or the
 /// model route fails for good. Never throws for model, network or workspace failures.
-AgentResult run_agent(ChatClient& client, Workspace& workspace, CallBudget& budget,
+AgentResult run_agent(Model& model, Workspace& workspace, CallBudget& budget,
                       const AgentOptions& options);
 
 }  // namespace ts::agent

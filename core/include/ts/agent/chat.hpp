@@ -138,20 +138,33 @@ class Transport {
 /// libcurl (multi interface, so every deadline is checked every few milliseconds).
 std::unique_ptr<Transport> make_curl_transport();
 
+// ---- models ------------------------------------------------------------------------------------
+
+/// What the agent talks to: a chat request (messages and tools) in, the assistant's message out.
+/// ChatClient (an OpenAI-compatible server over HTTP) and the built-in search agent
+/// (ts/agent/search.hpp) are the two; make_model() picks one for a provider.
+class Model {
+ public:
+  virtual ~Model() = default;
+  /// One model invocation. Errc::cancelled when ClientOptions::stop asked for it.
+  virtual Expected<ChatResponse> complete(const ChatRequest& request) = 0;
+  virtual const Provider& provider() const = 0;
+};
+
 // ---- the client --------------------------------------------------------------------------------
 
-class ChatClient {
+class ChatClient final : public Model {
  public:
   explicit ChatClient(Provider provider, ClientOptions options = {},
                       std::unique_ptr<Transport> transport = nullptr);
-  ~ChatClient();
+  ~ChatClient() override;
   ChatClient(const ChatClient&) = delete;
   ChatClient& operator=(const ChatClient&) = delete;
 
   /// One model invocation (retries inside). Not thread-safe: one client per thread.
-  Expected<ChatResponse> complete(const ChatRequest& request);
+  Expected<ChatResponse> complete(const ChatRequest& request) override;
 
-  const Provider& provider() const { return provider_; }
+  const Provider& provider() const override { return provider_; }
   const ClientOptions& options() const { return options_; }
 
  private:

@@ -1,9 +1,9 @@
 // Where the agent's model lives: resolving a route from the environment, and opening it.
 //
-// Resolution order (the contract):
+// Resolution order:
 //   model: `agent_model` if given, else TILESMITH_MODEL
 //   "tilesmith-search" is the built-in search agent (ts/agent/search.hpp): RouteKind::search,
-//          no key, no URL, no network; transport_for() supplies its Transport
+//          no key, no URL, no network; make_model() gives it as the Model
 //   route: OPENAI_API_KEY (+ OPENAI_BASE_URL, default https://api.openai.com/v1)
 //          else OPENROUTER_API_KEY (https://openrouter.ai/api/v1)
 //          else a cliproxyapi Codex OAuth login in ~/.cli-proxy-api
@@ -14,7 +14,7 @@
 //   auto provider = ts::agent::resolve_provider(std::nullopt, ts::agent::process_env());
 //   if (!provider) return keep_inductor(provider.error().message);
 //   auto route = ts::agent::open_route(*provider);  // starts cliproxyapi for the login route
-//   ts::agent::ChatClient client(route.value()->provider());
+//   auto model = ts::agent::make_model(route.value()->provider(), {}, Agency::medium);
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // The built-in search agent, `agent_model="tilesmith-search"`: no credentials, no network.
 //
 // It plays the model behind the same chat+tools loop, budget and gate as any other agent: a
-// Transport answers each chat request as an OpenAI chat completion would. It reads the attempt,
+// Model that answers each chat request from the conversation so far. It reads the attempt,
 // proposes one rewrite per model invocation (write_candidate, then evaluate), reads the host's
 // report to choose the next one, and sends a final message when nothing is left. Rewrites are
 // text transformations of an Inductor CUDA wrapper, most promising first:
@@ -13,7 +13,8 @@
 //               becomes one aten._addmm_activation (cuBLASLt's bias + activation epilogue),
 //               and that kernel's launch goes
 //
-//   ChatClient client(route->provider(), {}, transport_for(route->provider(), seed));
+//   auto model = make_model(route->provider(), client_options, Agency::medium, seed);
+//   run_agent(*model, workspace, budget, options);
 #pragma once
 
 #include <cstddef>
@@ -32,15 +33,27 @@ namespace ts::agent {
 
 inline constexpr std::string_view kSearchModel = "tilesmith-search";
 
-/// The search "model" for a search route; nullptr for HTTP routes (the client then uses curl).
-std::unique_ptr<Transport> transport_for(const Provider& provider, std::uint64_t seed = 0);
+/// The model for `provider`: the built-in search agent (working at `agency`, its proposals
+/// ordered by `seed`) for the search route, else a ChatClient over HTTP with `options`.
+std::unique_ptr<Model> make_model(const Provider& provider, ClientOptions options, Agency agency,
+                                  std::uint64_t seed = 0);
 
 // ---- the rewrites, one pure function each (exposed for tests and tools) -----------------------
 
 enum class RewriteKind { cuda_graph, autotune, epilogue, direct_launch };
-const char* rewrite_kind_name(RewriteKind kind) noexcept;
 
-/// Whether a rewrite keeps the wrapper's structure (the only kind agency "low" admits).
+/// One row of the rewrite table (search_rewrite.cpp), in the order the kinds are declared.
+struct RewriteInfo {
+  RewriteKind kind;
+  const char* name;           // "cuda_graph"
+  const char* banner;         // the comment every candidate it writes carries
+  const char* description;    // what a proposal says it does
+  bool structure_preserving;  // keeps the wrapper's structure (all agency "low" admits)
+  Expected<std::string> (*apply)(std::string_view wrapper, std::uint64_t seed);
+};
+const std::vector<RewriteInfo>& rewrite_table();
+const RewriteInfo& rewrite_info(RewriteKind kind);
+const char* rewrite_kind_name(RewriteKind kind) noexcept;
 bool structure_preserving(RewriteKind kind) noexcept;
 
 /// What the rewrites need to know about a wrapper's call(); `Errc::parse` when there is none.

@@ -1,8 +1,8 @@
-// The search "model": a Transport that answers chat-completion requests by planning rewrites.
+// The search model: answers each chat request of the agent loop by planning rewrites.
 //
 // It keeps no state between requests: everything it decides follows from the conversation it
-// is sent (the attempt read, the candidates written, the host's reports) and the seed, so the
-// same conversation always gets the same answer.
+// is sent (the attempt read, the candidates written, the host's reports), its agency and the
+// seed, so the same conversation always gets the same answer.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -36,22 +36,6 @@ std::string proposal_id(const std::vector<RewriteKind>& kinds) {
   return id;
 }
 
-const char* describe(RewriteKind k) {
-  switch (k) {
-    case RewriteKind::cuda_graph:
-      return "capture call()'s launch sequence in a CUDA graph and replay it (inputs checked by "
-             "address or copied in, outputs fresh each call, the original kept as fallback)";
-    case RewriteKind::autotune:
-      return "autotune every Triton kernel over Inductor's configs plus warp/block variants";
-    case RewriteKind::epilogue:
-      return "fuse each matmul + bias + ReLU/tanh-GELU into one cuBLASLt call (its epilogue)";
-    case RewriteKind::direct_launch:
-      return "launch each Triton kernel through its one compiled launcher, skipping "
-             "CachingAutotuner.run's per-launch checks (the original kept for the first call)";
-  }
-  return "";
-}
-
 // One candidate the search has written in this conversation, and what the host said.
 struct Tried {
   std::string id;
@@ -75,45 +59,31 @@ struct History {
   int replies = 0;  // assistant messages so far
 };
 
-History read_history(const json& body) {
+History read_history(const ChatRequest& request, Agency agency) {
   History h;
+  h.agency = agency;
   std::set<std::string> tools;
-  if (auto t = body.find("tools"); t != body.end() && t->is_array())
-    for (const auto& tool : *t)
-      if (tool.contains("function") && tool["function"].contains("name"))
-        tools.insert(tool["function"]["name"].get<std::string>());
+  for (const auto& tool : request.tools) tools.insert(tool.name);
   h.has_tools =
       tools.count("read_attempt") && tools.count("write_candidate") && tools.count("evaluate");
   h.has_profile_tool = tools.count("profile") > 0;
 
   std::map<std::string, std::pair<std::string, std::string>> calls;  // id -> (name, arguments)
   std::optional<Tried> pending;  // written in the latest assistant message, awaiting its report
-  const json messages = body.value("messages", json::array());
-  for (const auto& m : messages) {
-    std::string role = m.value("role", "");
-    std::string content = m.contains("content") && m["content"].is_string()
-                              ? m["content"].get<std::string>()
-                              : std::string();
-    if (role == "system" && content.find("Agency: low.") != std::string::npos)
-      h.agency = Agency::low;
-    else if (role == "system" && content.find("Agency: high.") != std::string::npos)
-      h.agency = Agency::high;
-    if (role == "assistant") {
+  for (const auto& m : request.messages) {
+    const std::string& content = m.content;
+    if (m.role == Role::assistant) {
       ++h.replies;
-      auto tc = m.find("tool_calls");
-      h.last_reply_final = tc == m.end() || !tc->is_array() || tc->empty();
+      h.last_reply_final = m.tool_calls.empty();
       std::string id;
       if (auto p = content.find(kProposalTag); p != std::string::npos) {
         auto b = p + kProposalTag.size();
         id = content.substr(b, content.find(':', b) - b);
       }
-      if (tc == m.end() || !tc->is_array()) continue;
-      for (const auto& c : *tc) {
-        std::string cid = c.value("id", "");
-        const json fn = c.value("function", json::object());
-        std::string name = fn.value("name", "");
-        std::string args = fn.value("arguments", "");
-        calls[cid] = {name, args};
+      for (const auto& c : m.tool_calls) {
+        const std::string& name = c.name;
+        const std::string& args = c.arguments;
+        calls[c.id] = {name, args};
         if (name == "read_attempt") h.read_requested = true;
         if (name == "profile") h.profile_requested = true;
         if (name == "write_candidate") {
@@ -124,8 +94,8 @@ History read_history(const json& body) {
       }
       continue;
     }
-    if (role != "tool") continue;
-    auto it = calls.find(m.value("tool_call_id", ""));
+    if (m.role != Role::tool) continue;
+    auto it = calls.find(m.tool_call_id);
     if (it == calls.end()) continue;
     const std::string& name = it->second.first;
     if (name == "read_attempt") {
@@ -204,9 +174,6 @@ struct Plan {
   std::vector<std::string> skipped;  // why other rewrites are not proposed
 };
 
-constexpr RewriteKind kAllKinds[] = {RewriteKind::cuda_graph, RewriteKind::autotune,
-                                     RewriteKind::epilogue, RewriteKind::direct_launch};
-
 Plan plan_next(const History& h, std::uint64_t seed) {
   Plan plan;
   const std::string& base = *h.base;
@@ -217,13 +184,14 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   for (const auto& t : h.tried) {
     tried_texts.insert(t.text);
     if (!t.report || !broken_rejection(*t.report)) continue;
-    for (RewriteKind k : kAllKinds)
-      if (t.id.find(rewrite_kind_name(k)) != std::string::npos) broken.insert(k);
+    for (const auto& r : rewrite_table())
+      if (t.id.find(r.name) != std::string::npos) broken.insert(r.kind);
   }
 
   // Which rewrites apply to this base at this agency.
   std::vector<RewriteKind> available;
-  for (RewriteKind k : kAllKinds) {
+  for (const auto& row : rewrite_table()) {
+    const RewriteKind k = row.kind;
     if (h.agency == Agency::low && !structure_preserving(k)) {
       plan.skipped.push_back(
           fmt::format("{}: agency low keeps the wrapper's structure", rewrite_kind_name(k)));
@@ -312,171 +280,97 @@ bool needs_profile(const History& h) {
 
 // ---- answers ------------------------------------------------------------------------------------
 
-struct Answer {
-  std::string content;
-  std::vector<ToolCall> calls;
-};
-
-std::string completion_body(const Answer& a, int n, std::size_t prompt_bytes) {
-  json message{{"role", "assistant"}, {"content", a.content}};
-  if (!a.calls.empty()) {
-    json calls = json::array();
-    for (const auto& c : a.calls)
-      calls.push_back({{"id", c.id},
-                       {"type", "function"},
-                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
-    message["tool_calls"] = calls;
-  }
-  std::size_t completion_bytes = a.content.size();
-  for (const auto& c : a.calls) completion_bytes += c.arguments.size();
-  return json{
-      {"id", fmt::format("tilesmith-search-{}", n)},
-      {"object", "chat.completion"},
-      {"created", 0},
-      {"model", kSearchModel},
-      {"choices", json::array({{{"index", 0},
-                                {"message", message},
-                                {"finish_reason", a.calls.empty() ? "stop" : "tool_calls"}}})},
-      {"usage",
-       {{"prompt_tokens", int(prompt_bytes / 4)},
-        {"completion_tokens", int(completion_bytes / 4)}}}}
-      .dump();
-}
-
-std::string stream_body(const Answer& a, int n, std::size_t prompt_bytes) {
-  auto chunk = [&](json choice_delta, json finish) {
-    return "data: " +
-           json{{"id", fmt::format("tilesmith-search-{}", n)},
-                {"object", "chat.completion.chunk"},
-                {"created", 0},
-                {"model", kSearchModel},
-                {"choices",
-                 json::array({{{"index", 0}, {"delta", choice_delta}, {"finish_reason", finish}}})}}
-               .dump() +
-           "\n\n";
-  };
-  std::string out = chunk({{"role", "assistant"}, {"content", a.content}}, nullptr);
-  for (size_t i = 0; i < a.calls.size(); ++i) {
-    const auto& c = a.calls[i];
-    out += chunk({{"tool_calls",
-                   json::array({{{"index", i},
-                                 {"id", c.id},
-                                 {"type", "function"},
-                                 {"function", {{"name", c.name}, {"arguments", c.arguments}}}}})}},
-                 nullptr);
-  }
-  out += chunk(json::object(), a.calls.empty() ? "stop" : "tool_calls");
-  std::size_t completion_bytes = a.content.size();
-  for (const auto& c : a.calls) completion_bytes += c.arguments.size();
-  out += "data: " +
-         json{{"id", fmt::format("tilesmith-search-{}", n)},
-              {"object", "chat.completion.chunk"},
-              {"choices", json::array()},
-              {"usage",
-               {{"prompt_tokens", int(prompt_bytes / 4)},
-                {"completion_tokens", int(completion_bytes / 4)}}}}
-             .dump() +
-         "\n\n";
-  out += "data: [DONE]\n\n";
-  return out;
-}
-
-HttpResult refuse(long status, const std::string& message) {
-  HttpResult r;
-  r.status = status;
-  r.detail = message;
-  r.error_body = json{{"error", {{"message", message}, {"type", "tilesmith_search"}}}}.dump();
+ChatResponse answer(std::string content, std::vector<ToolCall> calls, std::size_t prompt_bytes) {
+  ChatResponse r;
+  r.message.role = Role::assistant;
+  r.finish_reason = calls.empty() ? "stop" : "tool_calls";
+  std::size_t completion_bytes = content.size();
+  for (const auto& c : calls) completion_bytes += c.arguments.size();
+  r.usage.prompt_tokens = static_cast<int>(prompt_bytes / 4);  // a byte count, not tokens
+  r.usage.completion_tokens = static_cast<int>(completion_bytes / 4);
+  r.message.content = std::move(content);
+  r.message.tool_calls = std::move(calls);
   return r;
 }
 
-class SearchTransport final : public Transport {
+class SearchModel final : public Model {
  public:
-  explicit SearchTransport(std::uint64_t seed) : seed_(seed) {}
+  SearchModel(Provider provider, Agency agency, std::uint64_t seed)
+      : provider_(std::move(provider)), agency_(agency), seed_(seed) {}
 
-  HttpResult post(const HttpRequest& request, const HttpDeadlines&, const BodySink& sink) override {
-    json body = json::parse(request.body, nullptr, false);
-    if (!body.is_object()) return refuse(400, "tilesmith-search: the request is not a JSON object");
-    History h = read_history(body);
+  const Provider& provider() const override { return provider_; }
+
+  Expected<ChatResponse> complete(const ChatRequest& request) override {
+    std::size_t prompt_bytes = 0;
+    for (const auto& m : request.messages) prompt_bytes += m.content.size();
+    History h = read_history(request, agency_);
     const int n = h.replies + 1;
     auto tag = [&](std::string s) { return fmt::format("ts{}_{}", n, s); };
+    auto say = [&](std::string content, std::vector<ToolCall> calls = {}) {
+      return answer(std::move(content), std::move(calls), prompt_bytes);
+    };
 
-    std::optional<Answer> answer;
-    if (h.last_reply_final) {
-      // The previous answer already said there is nothing left; asking again cannot change it.
-      return refuse(409, fmt::format("tilesmith-search: nothing more to propose ({} candidate(s) "
-                                     "tried)",
-                                     h.tried.size()));
-    }
-    if (!h.has_tools) {
-      answer = Answer{
-          "tilesmith-search needs the read_attempt, write_candidate and evaluate "
-          "tools; none were offered, so it has nothing to propose.",
-          {}};
-    } else if (!h.base && !h.read_requested) {
-      answer =
-          Answer{"tilesmith-search: reading the attempt", {{tag("read"), "read_attempt", "{}"}}};
-    } else if (!h.base) {
-      answer = Answer{"tilesmith-search: the attempt could not be read; nothing to propose.", {}};
-    } else if (h.truncated) {
-      answer = Answer{
-          "tilesmith-search: the attempt was cut by the host's tool-result cap, so no "
-          "exact rewrite of it is possible; nothing to propose.",
-          {}};
-    } else if (needs_profile(h)) {
-      answer = Answer{
+    if (h.last_reply_final)  // it already said there is nothing left; asking again changes nothing
+      return fail(Errc::rejected,
+                  fmt::format("tilesmith-search has nothing more to propose for this graph ({} "
+                              "candidate(s) tried)",
+                              h.tried.size()));
+    if (!h.has_tools)
+      return say(
+          "tilesmith-search needs the read_attempt, write_candidate and evaluate tools; "
+          "none were offered, so it has nothing to propose.");
+    if (!h.base && !h.read_requested)
+      return say("tilesmith-search: reading the attempt", {{tag("read"), "read_attempt", "{}"}});
+    if (!h.base) return say("tilesmith-search: the attempt could not be read; nothing to propose.");
+    if (h.truncated)
+      return say(
+          "tilesmith-search: the attempt was cut by the host's tool-result cap, so no exact "
+          "rewrite of it is possible; nothing to propose.");
+    if (needs_profile(h))
+      return say(
           "tilesmith-search: library calls and large Triton kernels both; measuring "
           "per-kernel times to rank the rewrites",
-          {{tag("profile"), "profile", "{}"}}};
-    } else {
-      Plan plan = plan_next(h, seed_);
-      if (plan.next) {
-        std::string what;
-        for (RewriteKind k : plan.next->kinds) {
-          if (!what.empty() && what.find(describe(k)) != std::string::npos) {
-            what += "; then another variant order";
-            continue;
-          }
-          what += (what.empty() ? "" : "; and ") + std::string(describe(k));
+          {{tag("profile"), "profile", "{}"}});
+    Plan plan = plan_next(h, seed_);
+    if (plan.next) {
+      std::string what;
+      for (RewriteKind k : plan.next->kinds) {
+        const std::string description = rewrite_info(k).description;
+        if (!what.empty() && what.find(description) != std::string::npos) {
+          what += "; then another variant order";
+          continue;
         }
-        answer = Answer{fmt::format("{}{}: {}", kProposalTag, plan.next->id, what),
-                        {{tag("write"), "write_candidate", json{{"content", plan.text}}.dump()},
-                         {tag("evaluate"), "evaluate", "{}"}}};
-      } else {
-        std::string tried;
-        for (const auto& t : h.tried)
-          tried += fmt::format("\n- {}: {}", t.id,
-                               t.report ? t.report->value("reason", "no reason") : "no report");
-        std::string skipped;
-        for (const auto& s : plan.skipped) skipped += "\n- " + s;
-        answer = Answer{fmt::format("tilesmith-search: nothing more to propose for this graph."
-                                    "\nTried ({}):{}\nNot proposed:{}",
-                                    h.tried.size(), tried.empty() ? " none" : tried,
-                                    skipped.empty() ? " none" : skipped),
-                        {}};
+        what += (what.empty() ? "" : "; and ") + description;
       }
+      return say(fmt::format("{}{}: {}", kProposalTag, plan.next->id, what),
+                 {{tag("write"), "write_candidate", json{{"content", plan.text}}.dump()},
+                  {tag("evaluate"), "evaluate", "{}"}});
     }
-    bool stream = body.value("stream", false);
-    std::string out = stream ? stream_body(*answer, n, request.body.size())
-                             : completion_body(*answer, n, request.body.size());
-    HttpResult result;
-    if (!sink(out)) {
-      result.failure = TransportFailure::aborted;
-      result.detail = "the client stopped reading the answer";
-      return result;
-    }
-    result.status = 200;
-    return result;
+    std::string tried;
+    for (const auto& t : h.tried)
+      tried += fmt::format("\n- {}: {}", t.id,
+                           t.report ? t.report->value("reason", "no reason") : "no report");
+    std::string skipped;
+    for (const auto& s : plan.skipped) skipped += "\n- " + s;
+    return say(fmt::format(
+        "tilesmith-search: nothing more to propose for this graph.\nTried "
+        "({}):{}\nNot proposed:{}",
+        h.tried.size(), tried.empty() ? " none" : tried, skipped.empty() ? " none" : skipped));
   }
 
  private:
+  Provider provider_;
+  Agency agency_;
   std::uint64_t seed_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> transport_for(const Provider& provider, std::uint64_t seed) {
-  if (provider.route != RouteKind::search) return nullptr;
-  return std::make_unique<SearchTransport>(seed);
+std::unique_ptr<Model> make_model(const Provider& provider, ClientOptions options, Agency agency,
+                                  std::uint64_t seed) {
+  if (provider.route == RouteKind::search)
+    return std::make_unique<SearchModel>(provider, agency, seed);
+  return std::make_unique<ChatClient>(provider, std::move(options));
 }
 
 }  // namespace ts::agent
