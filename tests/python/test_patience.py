@@ -36,6 +36,12 @@ def user(monkeypatch, tmp_path):
     return monkeypatch
 
 
+def _small_and_eager():
+    model, x = Small().eval(), torch.randn(4, 8)
+    with torch.no_grad():
+        return model, x, model(x)
+
+
 def _first_call(m, x):
     """Compiles (not timed: Inductor's own work) then times the first real call."""
     t0 = time.monotonic()
@@ -46,9 +52,7 @@ def _first_call(m, x):
 
 @needs_mock
 def test_a_silent_model_server_is_bounded_by_the_time_budget(user, tmp_path):
-    model, x = Small().eval(), torch.randn(4, 8)
-    with torch.no_grad():
-        eager = model(x)
+    model, x, eager = _small_and_eager()
     with mock_server.MockServer(SILENT, tmp_path) as url:
         user.setenv("OPENAI_BASE_URL", url)
         m = tilesmith.compile(model, example_inputs=(x,), max_optimization_s=3)
@@ -75,9 +79,7 @@ def test_model_timeouts_and_attempts_from_the_environment(user, tmp_path):
 
 @needs_mock
 def test_ctrl_c_stops_the_optimization_at_once_and_the_graph_stays_on_inductor(user, tmp_path):
-    model, x = Small().eval(), torch.randn(4, 8)
-    with torch.no_grad():
-        eager = model(x)
+    model, x, eager = _small_and_eager()
     with mock_server.MockServer(SILENT, tmp_path) as url:
         user.setenv("OPENAI_BASE_URL", url)
         m = tilesmith.compile(model, example_inputs=(x,), max_optimization_s=300)
