@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The workload suite on the H200 (issue 7): `tilesmith bench` writes bench.json, bench.png (or
+# The workload suite on the GPU machine: `tilesmith bench` writes bench.json, bench.png (or
 # .svg), bench.log and bench.txt (the table) into $OUT.
 #
 #   source scripts/gpu/env.sh                 # after scripts/gpu/pack.sh ran here, .gpu carried

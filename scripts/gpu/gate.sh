@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU tier of the gate (issue 6), for the lead to run on an H200 (from the repository root):
+# GPU tier of the gate, run on the GPU machine (from the repository root):
 #   1. tests/python/test_gate_corpus.py -m gpu: the whole adversarial corpus on CUDA (CPU and
 #      CUDA attacks alike: side stream, persisting L2, freed-reference reads included), each
 #      rejected with the reason its header names; the honest rewrites accepted and confirmed;

@@ -1,4 +1,4 @@
-"""GPU tier of the gate (issue 6): benchmarks and real Inductor wrappers, on CUDA.
+"""GPU tier of the gate: benchmarks and real Inductor wrappers, on CUDA.
 
     python3 scripts/gpu/gate_bench.py --out DIR [--reps 50] [--parts avsa,eval,inductor]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check for the GEMM and attention kernels (issue 8, item 1), for the lead to run on an H200:
+# GPU check for the GEMM and attention kernels, run on the GPU machine:
 #   - gpu_mm_tests: every gemm layout/dtype/config and attention dtype/D/causal/GQA/config case
 #     against the fp64 CPU references (awkward sizes, strides, unaligned fallbacks)
 #   - gpu_mm_bench: the spec workloads, ours vs cuBLAS (gemm) and TFLOP/s + error vs the CUDA-core

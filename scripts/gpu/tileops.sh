@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TileOPs on the H200 (issue 8 items 2-6), for the lead to run through `run` with
+# TileOPs on the GPU machine, run through the device tool with
 # carry: [".devdeps", ".cutlass"] (made here by scripts/gpu/tileops-carry.sh):
 #
 #   scripts/gpu/tileops.sh [build|test|bench|all]        (default: all; phases reuse build/)

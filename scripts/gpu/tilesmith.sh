@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# H200 acceptance of issue 5 (Tilesmith on torch.compile): a small transformer block, inference
+# Tilesmith on torch.compile on the GPU machine: a small transformer block, inference
 # and two training steps, with a scripted model conversation (mock OpenAI server) proposing a
 # CUDA-graph replay candidate; the real gate decides; install, outputs vs eager, benchmarks(),
 # per-call/step times vs plain torch.compile; every ineligible case with its reason.

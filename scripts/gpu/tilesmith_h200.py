@@ -1,4 +1,4 @@
-"""H200 acceptance of issue 5: Tilesmith on torch.compile, with the real gate and a scripted model.
+"""Tilesmith on torch.compile on the GPU machine, with the real gate and a scripted model.
 
     python3 scripts/gpu/tilesmith_h200.py [inference] [training] [ineligible]   (default: all)
 
