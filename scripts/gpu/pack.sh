@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY312=${PY312:-/root/.pyenv/versions/3.12.1/bin/python3.12}
-"$PY312" -m pip install -q nanobind==3.1.0 scikit-build-core==1.1.2 2>&1 | grep -v "Running pip as" || true
+"$PY312" -m pip install -q nanobind==3.1.0 scikit-build-core==1.1.2 nvidia-cutlass==4.2.0.0 2>&1 | grep -v "Running pip as" || true
 rm -rf .gpu/*.whl .gpu/lib
 mkdir -p .gpu/lib
 "$PY312" -m pip wheel -q --no-build-isolation --no-deps . -w .gpu 2>&1 | grep -v "Running pip as" || true

@@ -30,12 +30,8 @@
 #include "norm/rms_norm.hpp"
 #include "rope/rope.hpp"
 #include "softmax/softmax.hpp"
-#if TS_HAVE_GEMM
 #include "gemm/gemm.hpp"
-#endif
-#if TS_HAVE_ATTENTION
 #include "attention/attention.hpp"
-#endif
 
 #ifndef TS_KERNELS_REFERENCE
 #define TS_KERNELS_REFERENCE 0
@@ -103,17 +99,12 @@ const std::vector<KernelInfo>& kernel_table() {
     {"softmax", "SoftmaxFwdOp", TS_NUM_CONFIGS(softmax)},
     {"silu_and_mul", "SiluAndMulFwdOp", TS_NUM_CONFIGS(silu_and_mul)},
     {"rope_neox", "RoPENeoXFwdOp", TS_NUM_CONFIGS(rope)},
-#if TS_HAVE_GEMM
     {"gemm", "GEMMFwdOp", TS_NUM_CONFIGS(gemm)},
-#endif
-#if TS_HAVE_ATTENTION
     {"attention", "MultiHeadAttentionFwdOp", TS_NUM_CONFIGS(attention)},
-#endif
   };
   return table;
 }
 
-#if TS_HAVE_ATTENTION
 void copy4(const std::vector<std::int64_t>& from, std::int64_t (&to)[4], const char* what) {
   if (from.size() != 4) {
     PyErr_SetString(
@@ -123,7 +114,6 @@ void copy4(const std::vector<std::int64_t>& from, std::int64_t (&to)[4], const c
   }
   for (int i = 0; i < 4; ++i) to[i] = from[static_cast<size_t>(i)];
 }
-#endif
 
 /// Defines m.<name>(x, y, rows, cols, x_row_stride, y_row_stride, dtype, config, stream) for an
 /// op of one input and one output: fills Args and hands it to run(args, stream).
@@ -275,7 +265,6 @@ NB_MODULE(TS_KERNELS_MODULE, m) {
       nb::arg("k_head_stride"), nb::arg("max_position"), nb::arg("cache_row_stride"),
       nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
 
-#if TS_HAVE_GEMM
   // Row-major storage with leading dims in elements; a is [M, K] ([K, M] when trans_a), b is
   // [K, N] ([N, K] when trans_b), d is [M, N].
   m.def(
@@ -302,9 +291,7 @@ NB_MODULE(TS_KERNELS_MODULE, m) {
       nb::arg("a"), nb::arg("b"), nb::arg("d"), nb::arg("M"), nb::arg("N"), nb::arg("K"),
       nb::arg("lda"), nb::arg("ldb"), nb::arg("ldd"), nb::arg("trans_a"), nb::arg("trans_b"),
       nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
-#endif
 
-#if TS_HAVE_ATTENTION
   // SDPA layout [B, H, S, D] for q, k, v, o with strides in elements (4 each).
   m.def(
       "attention",
@@ -339,5 +326,4 @@ NB_MODULE(TS_KERNELS_MODULE, m) {
       nb::arg("Hkv"), nb::arg("Sq"), nb::arg("Skv"), nb::arg("D"), nb::arg("q_strides"),
       nb::arg("k_strides"), nb::arg("v_strides"), nb::arg("o_strides"), nb::arg("scale"),
       nb::arg("is_causal"), nb::arg("dtype"), nb::arg("config"), nb::arg("stream"));
-#endif
 }
