@@ -151,6 +151,7 @@ Expected<proc::Sandbox> shell_sandbox(const ShellOptions& options,
   box.open_files = options.open_files;
   box.processes = options.processes;
   if (auto ok = proc::sandbox_available(box); !ok) return tl::unexpected(ok.error());
+  if (auto ok = proc::processes_bounded(box); !ok) return tl::unexpected(ok.error());
   return box;
 }
 

@@ -184,13 +184,10 @@ Expected<Spawned> spawn(const RunOptions& options) {
     limits = detail::Limits::of(*options.sandbox);
     if (options.sandbox->processes > 0) {
       cgroup = detail::PidsCgroup::create(options.sandbox->processes);
-      if (!cgroup) {
-        if (::geteuid() == 0)
-          return fail(Errc::unavailable,
-                      "proc: root without a pids cgroup cannot bound the "
-                      "sandbox's processes");
+      // Root is exempt from RLIMIT_NPROC: without a cgroup its count stays unbounded (see
+      // processes_bounded); the PID namespace still ends them all with the call.
+      if (!cgroup && ::geteuid() != 0)
         limits.add(RLIMIT_NPROC, detail::nproc_limit(*options.sandbox));
-      }
     }
   }
   const bool sandboxed = options.sandbox.has_value();

@@ -284,11 +284,15 @@ Expected<void> sandbox_available(const Sandbox& box) {
                      }())
             .first;
   lock.unlock();
-  if (!known->second) return known->second;
+  (void)box;
+  return known->second;
+}
+
+Expected<void> processes_bounded(const Sandbox& box) {
   if (box.processes > 0 && ::geteuid() == 0 && !detail::PidsCgroup::create(box.processes))
     return fail(Errc::unavailable,
-                "running as root with no writable pids cgroup: the sandbox could not bound how "
-                "many processes its commands start (root is exempt from RLIMIT_NPROC)");
+                "running as root with no writable pids cgroup, the number of processes cannot be "
+                "bounded (root is exempt from RLIMIT_NPROC)");
   return {};
 }
 

@@ -50,6 +50,15 @@ void bind_proc(nb::module_& m) {
         return ok.error().message;
       },
       nb::arg("box"), "None when sandboxed runs of `box` work here, else why not.");
+  m.def(
+      "sandbox_processes_bounded",
+      [](const proc::Sandbox& box) -> std::optional<std::string> {
+        auto ok = proc::processes_bounded(box);
+        if (ok) return std::nullopt;
+        return ok.error().message;
+      },
+      nb::arg("box"),
+      "None when box.processes can be enforced here, else why not (the sandbox still runs).");
 
   nb::class_<proc::ProcResult>(m, "ProcResult")
       .def_ro("exit_code", &proc::ProcResult::exit_code)

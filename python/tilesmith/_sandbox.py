@@ -66,6 +66,11 @@ def sandbox_unavailable(box) -> str | None:
     return _tscore.sandbox_available(box)
 
 
+def processes_unbounded(box) -> str | None:
+    """None where `box.processes` is enforced, else why not (the sandbox still runs)."""
+    return _tscore.sandbox_processes_bounded(box)
+
+
 def gate_code_root() -> Path:
     """The installed tilesmith package: the worker imports its code from here."""
     return Path(__file__).resolve().parent

@@ -258,6 +258,8 @@ class Gate:
                 raise GateUnavailable(f"the worker sandbox does not run here: {why_not}")
         self.sandbox_note = ("candidates run sandboxed" if self._box is not None else
                              f"candidates run without a sandbox ({why_not})")
+        if self._box is not None and (unbounded := _sandbox.processes_unbounded(self._box)):
+            self.sandbox_note += f"; {unbounded}: the job's deadline ends them"
         self._original_path = self._dir / "original.py"
         self._original_path.write_text(original_source)
         self._original_sha = hashlib.sha256(original_source.encode()).hexdigest()

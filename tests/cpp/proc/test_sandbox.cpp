@@ -159,6 +159,10 @@ TEST_F(SandboxTest, DaemonThatLeftTheSessionDiesWithTheCall) {
 }
 
 TEST_F(SandboxTest, ForkBombIsBounded) {
+  Sandbox bounded;
+  bounded.processes = 64;
+  auto can = ts::proc::processes_bounded(bounded);
+  ASSERT_TRUE(can) << can.error().message;
   auto o = confined(
       "i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done 2>/dev/null; "
       "echo spawned; jobs -p | wc -l");

@@ -69,10 +69,14 @@ struct Sandbox {
   static Sandbox untrusted();
 };
 
-/// Nothing when sandboxed runs of `box` work here (bwrap found, a trial run confined, and the
-/// process limit enforceable: not root, or a pids cgroup); else why not, in words for a user.
-/// The trial runs once per process.
+/// Nothing when sandboxed runs work here (bwrap found and a trial run confined); else why not, in
+/// words for a user. The trial runs once per process and bwrap.
 Expected<void> sandbox_available(const Sandbox& box);
+
+/// Nothing when `box.processes` can be enforced here (not root, or a writable pids cgroup); else
+/// why not. A sandbox that cannot bound its processes still runs, with every other limit: its
+/// processes then end with its PID namespace at the call's end or deadline.
+Expected<void> processes_bounded(const Sandbox& box);
 
 struct RunOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in the child's PATH unless it has a '/'
