@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -234,6 +235,68 @@ TEST(AgentTools, ReadAttemptPagesAndSearchFindsLines) {
   std::string excerpt = found["base"]["matches"][0]["excerpt"];
   EXPECT_NE(excerpt.find("tl.store"), std::string::npos);
   EXPECT_EQ(excerpt[0], '>');
+}
+
+// A real backward wrapper (the largest fixture) grown past 80 KB: read page by page, searched,
+// patched by a one-line diff deep inside, evaluated; every tool result within the cap.
+TEST(AgentTools, ALargeWrapperIsReadInPagesPatchedAndEvaluated) {
+  std::string big = read_text(std::filesystem::path(TS_SOURCE_DIR) /
+                              "tests/data/inductor_cuda/gated_mlp_train_bf16.1.backward.py");
+  for (int i = 0; big.size() < 80 * 1024; ++i)
+    big += fmt::format("# trailing notes of the generated module, line {:05d} ...........\n", i);
+  const size_t lines = size_t(std::count(big.begin(), big.end(), '\n'));
+  const std::string target = "    def call(self, args):";
+  ASSERT_NE(big.find(target), std::string::npos);
+  const size_t target_line =
+      1 + size_t(std::count(big.begin(), big.begin() + big.find(target), '\n'));
+
+  class BigWorkspace : public ScriptedWorkspace {
+   public:
+    BigWorkspace(std::filesystem::path dir, std::string text)
+        : ScriptedWorkspace(std::move(dir)), text_(std::move(text)) {}
+    std::string original() override { return text_; }
+
+   private:
+    std::string text_;
+  };
+  TempDir dir;
+  BigWorkspace ws(dir.path(), big);
+  MockOpenAiServer server;
+  std::vector<MockReply> script;
+  const size_t page = 150;
+  for (size_t first = 1; first <= lines; first += page)
+    script.push_back(
+        tool(fmt::format("r{}", first), "read_attempt", {{"offset", first}, {"lines", page}}));
+  script.push_back(tool("s", "search_attempt", {{"text", target}, {"context", 1}}));
+  const std::string diff = fmt::format(
+      "@@ -{0},1 +{0},2 @@\n {1}\n+        # FAST: a patched line\n", target_line, target);
+  script.push_back(tool("w", "write_candidate", {{"diff", diff}}));
+  script.push_back(tool("e", "evaluate"));
+  server.push(script);
+  ChatClient client(local_provider(server), fast_client());
+  CallBudget budget(100);
+  AgentOptions options;
+  options.agency = Agency::high;
+  AgentResult result = run_agent(client, ws, budget, options);
+  ASSERT_EQ(result.outcome, Outcome::accepted) << result.reason;
+
+  auto requests = server.requests();
+  std::string reassembled;
+  const size_t pages = (lines + page - 1) / page;
+  for (size_t i = 1; i < requests.size(); ++i) {
+    std::string r = tool_result(requests[i]);
+    EXPECT_LE(r.size(), options.tool_result_cap);
+    EXPECT_EQ(r.find("more bytes cut"), std::string::npos) << "result " << i << " was cut";
+    if (i > pages) continue;
+    std::istringstream in(r.substr(r.find('\n') + 1));  // past the header
+    for (std::string row; std::getline(in, row);)
+      reassembled += row.substr(row.find("| ") + 2) + "\n";
+  }
+  EXPECT_EQ(reassembled, big);  // every line, once, in order
+  EXPECT_NE(tool_result(requests[pages + 1]).find(">" + std::to_string(target_line) + "| "),
+            std::string::npos);
+  ASSERT_EQ(ws.written.size(), 1u);
+  EXPECT_NE(ws.written[0].find(target + "\n        # FAST: a patched line\n"), std::string::npos);
 }
 
 TEST(AgentLoop, AStopEndsTheRunKeepingWhatWasAccepted) {
