@@ -111,8 +111,8 @@ def _flatten(out):
     return []
 
 
-# Elements compared at a time: the fp64 temporaries of a comparison stay small (128 MiB) next to
-# outputs of several GiB, and live in host memory.
+# Elements compared at a time: the fp64 temporaries of a comparison stay small (128 MiB per
+# operand) next to outputs of several GiB.
 _COMPARE_CHUNK = 1 << 24
 
 
@@ -123,7 +123,8 @@ def _to_host(outputs) -> list:
 
 def _compare(got, want, atol, rtol):
     """(max abs error, max error relative to the tolerance); <= 1 passes. Compared in chunks on
-    the host, so no full-size temporary is made next to the outputs."""
+    the device of `got` (the reference, kept on the host, is brought over a chunk at a time), so
+    no full-size temporary is made next to the outputs."""
     import torch
 
     worst_abs, worst_ratio = 0.0, 0.0
@@ -138,8 +139,8 @@ def _compare(got, want, atol, rtol):
             return math.inf, math.inf
         g, w = g.detach().reshape(-1), w.detach().reshape(-1)
         for start in range(0, g.numel(), _COMPARE_CHUNK):
-            gc = g[start:start + _COMPARE_CHUNK].to("cpu", torch.float64)
-            wc = w[start:start + _COMPARE_CHUNK].to("cpu", torch.float64)
+            gc = g[start:start + _COMPARE_CHUNK].to(torch.float64)
+            wc = w[start:start + _COMPARE_CHUNK].to(g.device, torch.float64)
             finite = torch.isfinite(wc)
             if not torch.isfinite(gc).eq(finite).all():
                 return math.inf, math.inf

@@ -67,7 +67,7 @@ def test_compare_reports_errors_against_the_tolerance():
     assert bench._compare([a * float("nan")], [a], 1e-3, 1e-3)[1] == float("inf")
 
 
-def test_compare_works_in_chunks_on_the_host(monkeypatch):
+def test_compare_works_in_chunks(monkeypatch):
     bench = load_bench()
     monkeypatch.setattr(bench, "_COMPARE_CHUNK", 7)  # many chunks, a partial last one
     want = torch.arange(100, dtype=torch.float32).reshape(10, 10)

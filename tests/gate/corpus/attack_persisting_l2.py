@@ -1,6 +1,8 @@
 # attack: persisting-L2 window (T6). Reserves a persisting L2 carve-out and marks the weights
 #   persisting on the current stream, so re-timed calls find them in L2 whatever the flush.
-# expect: persisting_l2
+# expect: persisting_l2|exception
+#   (in the workers' sandbox the driver refuses the carve-out, cuCtxSetLimit returning 1 on an
+#   H100: the attack cannot run at all and the candidate is rejected for its exception)
 # needs: cuda
 import ctypes
 
