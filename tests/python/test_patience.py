@@ -85,8 +85,12 @@ def test_ctrl_c_stops_the_optimization_at_once_and_the_graph_stays_on_inductor(u
         m = tilesmith.compile(model, example_inputs=(x,), max_optimization_s=300)
         sent = []
 
-        def press_ctrl_c():  # once the model call is in flight
-            time.sleep(2.0)
+        def press_ctrl_c():  # once the optimization has begun and its model call is in flight
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not any(
+                    d.cache_key for d in tilesmith.diagnostics(m)):
+                time.sleep(0.05)
+            time.sleep(1.0)
             sent.append(time.monotonic())
             signal.raise_signal(signal.SIGINT)
 
