@@ -114,6 +114,10 @@ TEST(Adversarial, EveryAttackThroughTheToolsFails) {
       {"other_users", "ls -A /root /home; cat /etc/shadow"},
       {"package",
        "echo 'import os; os.system(\"evil\")' >> " + world.package.string() + "; echo rc=$?"},
+      {"site_packages",
+       "d=$(python3 -c 'import site; print(site.getsitepackages()[0])'); "
+       "echo 'import os' >> $d/tilesmith/__init__.py; touch $d/ts_adversarial_probe; "
+       "echo \"$d\""},
       {"other_track", "echo '{\"verdict\":\"forged\"}' > " +
                           (world.other_track / "cache.json").string() + "; ls " +
                           world.other_track.string()},
@@ -149,6 +153,12 @@ TEST(Adversarial, EveryAttackThroughTheToolsFails) {
   // Nothing outside the track was written, and not the track either.
   EXPECT_EQ(read_text(world.package), "# the gate's code\n");
   EXPECT_NE(all_output(r["package"]).find("cannot create"), std::string::npos) << r["package"];
+  // The real Python installation the tools run (where the installed tilesmith package lives).
+  const std::string site = r["site_packages"].value("stdout", "");
+  ASSERT_FALSE(site.empty()) << r["site_packages"];
+  EXPECT_NE(all_output(r["site_packages"]).find("Read-only file system"), std::string::npos)
+      << r["site_packages"];
+  EXPECT_FALSE(fs::exists(site.substr(0, site.size() - 1) + "/ts_adversarial_probe"));
   EXPECT_EQ(read_text(world.other_track / "cache.json"), R"({"verdict": "accepted"})");
   EXPECT_NE(all_output(r["other_track"]).find("No such file"), std::string::npos);
   EXPECT_FALSE(fs::exists(world.track / "cache.json"));
