@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -248,7 +249,9 @@ void kill_descendants(pid_t root, int sig) {
 
 Sandbox Sandbox::untrusted() {
   Sandbox box;
-  if (const char* home = std::getenv("HOME"); home && *home) box.hidden.push_back(home);
+  // A HOME of "/" (some service accounts) would hide everything: the fixed list covers homes.
+  if (const char* home = std::getenv("HOME"); home && *home && std::string_view(home) != "/")
+    box.hidden.push_back(home);
   for (const char* p :
        {"/home", "/root", "/run/user", "/var/tmp", "/etc/shadow", "/etc/gshadow", "/etc/ssh"})
     box.hidden.push_back(p);
