@@ -431,7 +431,7 @@ class Session:
         self.dynamo_graphs = 0
         self._lock = threading.Lock()
         self.budget = None
-        self.lease = None  # marks the run live for `tilesmith clean` while this session exists
+        self.lease = None  # marks the run live for `tilesmith clean` while this object exists
         if fallback_reason is None:
             import _tscore
             from _tscore import agent

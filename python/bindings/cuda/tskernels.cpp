@@ -26,12 +26,12 @@
 #include <vector>
 
 #include "activation/silu_and_mul.hpp"
+#include "attention/attention.hpp"
+#include "gemm/gemm.hpp"
 #include "norm/layer_norm.hpp"
 #include "norm/rms_norm.hpp"
 #include "rope/rope.hpp"
 #include "softmax/softmax.hpp"
-#include "gemm/gemm.hpp"
-#include "attention/attention.hpp"
 
 #ifndef TS_KERNELS_REFERENCE
 #define TS_KERNELS_REFERENCE 0
@@ -94,13 +94,13 @@ struct KernelInfo {
 
 const std::vector<KernelInfo>& kernel_table() {
   static const std::vector<KernelInfo> table = {
-    {"rms_norm", "RMSNormFwdOp", TS_NUM_CONFIGS(rms_norm)},
-    {"layer_norm", "LayerNormFwdOp", TS_NUM_CONFIGS(layer_norm)},
-    {"softmax", "SoftmaxFwdOp", TS_NUM_CONFIGS(softmax)},
-    {"silu_and_mul", "SiluAndMulFwdOp", TS_NUM_CONFIGS(silu_and_mul)},
-    {"rope_neox", "RoPENeoXFwdOp", TS_NUM_CONFIGS(rope)},
-    {"gemm", "GEMMFwdOp", TS_NUM_CONFIGS(gemm)},
-    {"attention", "MultiHeadAttentionFwdOp", TS_NUM_CONFIGS(attention)},
+      {"rms_norm", "RMSNormFwdOp", TS_NUM_CONFIGS(rms_norm)},
+      {"layer_norm", "LayerNormFwdOp", TS_NUM_CONFIGS(layer_norm)},
+      {"softmax", "SoftmaxFwdOp", TS_NUM_CONFIGS(softmax)},
+      {"silu_and_mul", "SiluAndMulFwdOp", TS_NUM_CONFIGS(silu_and_mul)},
+      {"rope_neox", "RoPENeoXFwdOp", TS_NUM_CONFIGS(rope)},
+      {"gemm", "GEMMFwdOp", TS_NUM_CONFIGS(gemm)},
+      {"attention", "MultiHeadAttentionFwdOp", TS_NUM_CONFIGS(attention)},
   };
   return table;
 }
