@@ -153,10 +153,10 @@ AgentResult run_agent(Model& model, Workspace& workspace, CallBudget& budget,
   ctx.secrets = Secrets::from(process_env());
   ctx.secrets.add(model.provider().api_key);
   AgentResult result;
-  if (auto box = detail::shell_sandbox(options.shell, workspace.track_dir()); !box) {
-    ctx.shell_unavailable = box.error().message;
-    result.notes.push_back("shell: not offered: " + ctx.shell_unavailable);
-  }
+  if (auto box = detail::shell_sandbox(options.shell, workspace.track_dir()); box)
+    ctx.shell_box = std::move(*box);
+  else
+    result.notes.push_back("shell: not offered: " + box.error().message);
   if (options.traces) {
     auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(
                      std::chrono::system_clock::now().time_since_epoch())

@@ -59,22 +59,6 @@ std::string Provider::describe() const {
 
 namespace {
 
-// The first executable file named `name` in a PATH list, or empty.
-fs::path find_on_path(const std::string& name, const std::string& path_var) {
-  std::string_view rest = path_var;
-  while (true) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (!dir.empty()) {
-      fs::path p = fs::path(dir) / name;
-      std::error_code ec;
-      if (access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p, ec)) return p;
-    }
-    if (colon == std::string_view::npos) return {};
-    rest.remove_prefix(colon + 1);
-  }
-}
-
 std::string env_value(const EnvMap& env, std::string_view name) {
   auto it = env.find(name);
   return it == env.end() ? std::string() : it->second;
@@ -137,7 +121,7 @@ Expected<Provider> resolve_provider(const std::optional<std::string>& agent_mode
           dir.empty() ? "~/.cli-proxy-api (HOME is not set)" : dir.string());
     } else {
       fs::path exe = env_value(env, "TILESMITH_CLIPROXYAPI_EXECUTABLE");
-      if (exe.empty()) exe = find_on_path("cliproxyapi", env_value(env, "PATH"));
+      if (exe.empty()) exe = proc::find_on_path("cliproxyapi", env_value(env, "PATH"));
       if (exe.empty()) {
         route_reason = fmt::format(
             "a Codex login is in {} but no cliproxyapi executable was found (set "

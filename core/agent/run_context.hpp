@@ -40,8 +40,8 @@ struct RunContext {
   int rejected = 0;
   int subagents = 0;
   TraceWriter trace;
-  Secrets secrets;                // every tool result is redacted with these
-  std::string shell_unavailable;  // non-empty: why `shell` is not offered
+  Secrets secrets;                         // every tool result is redacted with these
+  std::optional<proc::Sandbox> shell_box;  // the shell tool's sandbox; none: not offered
 
   /// Tools offered at a subagent depth (no start_subagent once the depth limit is reached).
   std::vector<ToolSpec> tool_specs(int depth) const;

@@ -5,6 +5,7 @@
 
 #include "prompts.hpp"
 #include "run_context.hpp"
+#include "search_internal.hpp"
 #include "ts/agent/patch.hpp"
 
 namespace ts::agent::detail {
@@ -88,17 +89,6 @@ std::size_t count_arg(const json& args, const char* key, std::size_t fallback) {
   return v < 0 ? 0 : static_cast<std::size_t>(std::min(v, 1e9));
 }
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    lines.push_back(text.substr(0, nl));
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
-  }
-  return lines;
-}
-
 }  // namespace
 
 std::string numbered_page(std::string_view text, std::size_t first, std::size_t count,
@@ -150,7 +140,7 @@ Expected<proc::Sandbox> shell_sandbox(const ShellOptions& options,
   box.file_bytes = options.file_bytes;
   box.open_files = options.open_files;
   box.processes = options.processes;
-  if (auto ok = proc::sandbox_available(box); !ok) return tl::unexpected(ok.error());
+  if (auto ok = proc::sandbox_available(); !ok) return tl::unexpected(ok.error());
   if (auto ok = proc::processes_bounded(box); !ok) return tl::unexpected(ok.error());
   return box;
 }
@@ -158,7 +148,7 @@ Expected<proc::Sandbox> shell_sandbox(const ShellOptions& options,
 std::vector<ToolSpec> RunContext::tool_specs(int depth) const {
   std::vector<ToolSpec> tools = {kReadAttempt, kSearchAttempt, kWriteCandidate, kEvaluate,
                                  kProfile,     kListSpecs,     kReadSpec};
-  if (shell_unavailable.empty()) tools.push_back(kShell);
+  if (shell_box) tools.push_back(kShell);
   if (depth < options.max_subagent_depth) tools.push_back(kStartSubagent);
   for (const auto& t : options.extra_tools) tools.push_back(t.spec);
   return tools;
@@ -264,15 +254,13 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
                       {"candidate_ms", k.candidate_ms ? json(*k.candidate_ms) : json(nullptr)}});
     return rows.dump();
   }
-  if (call.name == "shell" && shell_unavailable.empty()) {
+  if (call.name == "shell" && shell_box) {
     std::string command = string_arg(args, "command");
     if (command.empty()) return error_text("shell needs a non-empty `command`");
     auto timeout = options.shell.timeout;
     if (auto t = args.find("timeout_s"); t != args.end() && t->is_number() && t->get<double>() > 0)
       timeout = std::min(
           timeout, std::chrono::milliseconds(static_cast<long long>(t->get<double>() * 1000)));
-    auto box = shell_sandbox(options.shell, workspace.track_dir());
-    if (!box) return error_text("the sandbox is not available: " + box.error().message);
     const std::string track = workspace.track_dir().string();
     proc::RunOptions run_options;
     run_options.argv = {"/bin/sh", "-c", command};
@@ -281,7 +269,7 @@ std::string RunContext::run_tool(const ToolCall& call, int depth) {
     run_options.cwd = track;
     run_options.timeout_s = std::chrono::duration<double>(timeout).count();
     run_options.stdout_cap = run_options.stderr_cap = options.shell.output_cap;
-    run_options.sandbox = std::move(*box);
+    run_options.sandbox = *shell_box;
     auto run = proc::run(run_options);
     if (!run) return error_text("the command could not run: " + run.error().message);
     return json{{"exit_code", run->term_signal ? -run->term_signal : run->exit_code},

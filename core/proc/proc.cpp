@@ -110,15 +110,7 @@ Expected<std::string> resolve_executable(const std::string& name,
   } else {
     path_list = "/usr/local/bin:/usr/bin:/bin";
   }
-  std::size_t begin = 0;
-  while (begin <= path_list.size()) {
-    std::size_t end = path_list.find(':', begin);
-    if (end == std::string::npos) end = path_list.size();
-    std::string dir = path_list.substr(begin, end - begin);
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (is_executable_file(candidate)) return candidate;
-    begin = end + 1;
-  }
+  if (std::string found = find_on_path(name, path_list); !found.empty()) return found;
   return fail(Errc::not_found, fmt::format("proc: '{}' not found in PATH '{}'", name, path_list));
 }
 
@@ -407,6 +399,18 @@ const char* network_isolation_name(NetworkIsolation n) noexcept {
   return "?";
 }
 
+std::string find_on_path(const std::string& name, const std::string& path_list) {
+  std::size_t begin = 0;
+  while (begin <= path_list.size()) {
+    std::size_t end = path_list.find(':', begin);
+    if (end == std::string::npos) end = path_list.size();
+    std::string dir = path_list.substr(begin, end - begin);
+    if (!dir.empty() && is_executable_file(dir + "/" + name)) return dir + "/" + name;
+    begin = end + 1;
+  }
+  return {};
+}
+
 const std::vector<std::string>& proxy_env_names() {
   static const std::vector<std::string> names = {
       "http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy",
@@ -436,7 +440,6 @@ Expected<ProcResult> run(const RunOptions& options) {
   for (;;) {
     if (!leader_done && leader_exited(s.pid)) {
       leader_done = true;
-      if (s.contain && !s.cgroup) detail::kill_descendants(s.pid, SIGKILL);
       ::killpg(s.pid, SIGKILL);  // leftovers in the group die now; the pipes then close
       if (s.cgroup) s.cgroup->kill_all();
       // A descendant that escaped the group (setsid) may hold a pipe open: bound the drain.

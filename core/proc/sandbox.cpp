@@ -49,15 +49,8 @@ bool exists(const std::string& p) {
 
 std::string find_bwrap() {
   if (const char* p = std::getenv("TILESMITH_BWRAP"); p && *p) return p;
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  path += ":/usr/bin:/bin";
-  std::istringstream dirs(path);
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/bwrap";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
+  const char* path = std::getenv("PATH");
+  return find_on_path("bwrap", std::string(path ? path : "") + ":/usr/bin:/bin");
 }
 
 namespace {
@@ -258,36 +251,34 @@ Sandbox Sandbox::untrusted() {
   return box;
 }
 
-Expected<void> sandbox_available(const Sandbox& box) {
-  // One trial per bwrap per process: a confined shell that must find / read-only.
+namespace {
+
+// A confined shell that must find / read-only.
+Expected<void> trial_run() {
+  RunOptions opt;
+  opt.argv = {"/bin/sh", "-c", "test ! -w /"};
+  opt.env = {{"PATH", "/usr/bin:/bin"}};
+  opt.sandbox = Sandbox::untrusted();
+  opt.timeout_s = 30;
+  auto r = run(opt);
+  if (!r) return tl::unexpected(r.error());
+  if (!r->succeeded())
+    return fail(Errc::unavailable,
+                fmt::format("the sandbox does not start here (bwrap exit {}, signal {}): {}",
+                            r->exit_code, r->term_signal, r->stderr_bytes.substr(0, 400)));
+  return {};
+}
+
+}  // namespace
+
+Expected<void> sandbox_available() {
+  // One trial per bwrap per process.
   static std::mutex mutex;
   static std::map<std::string, Expected<void>> trials;
   const std::string bwrap = detail::find_bwrap();
-  std::unique_lock lock(mutex);
+  std::lock_guard lock(mutex);
   auto known = trials.find(bwrap);
-  if (known == trials.end())
-    known =
-        trials
-            .emplace(bwrap,
-                     [&]() -> Expected<void> {
-                       RunOptions opt;
-                       opt.argv = {"/bin/sh", "-c", "test ! -w /"};
-                       opt.env = {{"PATH", "/usr/bin:/bin"}};
-                       opt.sandbox = Sandbox::untrusted();
-                       opt.timeout_s = 30;
-                       auto r = run(opt);
-                       if (!r) return tl::unexpected(r.error());
-                       if (!r->succeeded())
-                         return fail(
-                             Errc::unavailable,
-                             fmt::format(
-                                 "the sandbox does not start here (bwrap exit {}, signal {}): {}",
-                                 r->exit_code, r->term_signal, r->stderr_bytes.substr(0, 400)));
-                       return {};
-                     }())
-            .first;
-  lock.unlock();
-  (void)box;
+  if (known == trials.end()) known = trials.emplace(bwrap, trial_run()).first;
   return known->second;
 }
 

@@ -524,6 +524,17 @@ Expected<void> ArtifactCache::set_index(std::string_view cache_key, std::string_
   return write_file_atomic(index_dir / std::string(cache_key), std::string(hash) + "\n");
 }
 
+namespace {
+
+// The artifact hash an index entry names ("<sha256>\n"), if it is one.
+std::optional<std::string> index_entry_hash(std::string_view text) {
+  std::string hash(text.substr(0, text.find('\n')));
+  if (!is_sha256_hex(hash)) return std::nullopt;
+  return hash;
+}
+
+}  // namespace
+
 Expected<fs::path> ArtifactCache::quarantine(std::string_view cache_key,
                                              std::string_view why) const {
   if (!is_valid_cache_key(cache_key))
@@ -534,10 +545,7 @@ Expected<fs::path> ArtifactCache::quarantine(std::string_view cache_key,
   const fs::path entry = dir_ / "index" / std::string(cache_key);
   // The artifact it names, when the entry is readable and names one: it goes aside too.
   std::optional<std::string> hash;
-  if (auto text = read_file(entry); text) {
-    std::string h = text->substr(0, text->find('\n'));
-    if (is_sha256_hex(h)) hash = h;
-  }
+  if (auto text = read_file(entry); text) hash = index_entry_hash(*text);
   const fs::path aside = dir_ / "quarantine" / fmt::format("{}-{}", cache_key, random_hex(8));
   if (auto made = ensure_dir(aside); !made) return tl::unexpected(made.error());
   std::error_code ec;
@@ -562,10 +570,10 @@ Expected<std::string> ArtifactCache::lookup(std::string_view cache_key) const {
       return fail(Errc::not_found, fmt::format("no artifact for cache key {}", cache_key));
     return tl::unexpected(text.error());
   }
-  std::string hash = text->substr(0, text->find('\n'));
-  if (!is_sha256_hex(hash))
+  auto hash = index_entry_hash(*text);
+  if (!hash)
     return fail(Errc::io, fmt::format("artifact index entry for {} is corrupt", cache_key));
-  return hash;
+  return *hash;
 }
 
 // ---------------------------------------------------------------------------------------------

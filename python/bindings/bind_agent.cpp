@@ -81,12 +81,10 @@ struct StopState {
   }
 };
 
-thread_local StopState* current_stop = nullptr;
-
 /// Runs `fn` (GIL held by the caller); any exception becomes an Errc::io error naming `method`.
-/// A KeyboardInterrupt also stops the run (see StopState).
+/// A KeyboardInterrupt also stops the run: it is kept in `stop` (see StopState).
 template <class F>
-auto guarded(const char* method, F&& fn) -> Expected<decltype(fn())> {
+auto guarded(const char* method, StopState& stop, F&& fn) -> Expected<decltype(fn())> {
   try {
     if constexpr (std::is_void_v<decltype(fn())>) {
       fn();
@@ -95,8 +93,8 @@ auto guarded(const char* method, F&& fn) -> Expected<decltype(fn())> {
       return fn();
     }
   } catch (nb::python_error& e) {
-    if (e.matches(PyExc_KeyboardInterrupt) && current_stop && !current_stop->interrupt) {
-      current_stop->interrupt.emplace(std::move(e));
+    if (e.matches(PyExc_KeyboardInterrupt) && !stop.interrupt) {
+      stop.interrupt.emplace(std::move(e));
       return fail(Errc::cancelled, fmt::format("workspace.{}() was interrupted", method));
     }
     return fail(Errc::io,
@@ -178,21 +176,25 @@ nb::dict report_to_python(const EvalReport& r) {
 /// GIL is released; every other method takes the GIL for the duration of the Python call.
 class PyWorkspace final : public agent::Workspace {
  public:
-  PyWorkspace(nb::object obj, std::string original, std::filesystem::path track_dir)
-      : obj_(std::move(obj)), original_(std::move(original)), track_dir_(std::move(track_dir)) {}
+  PyWorkspace(nb::object obj, std::string original, std::filesystem::path track_dir,
+              StopState& stop)
+      : obj_(std::move(obj)),
+        original_(std::move(original)),
+        track_dir_(std::move(track_dir)),
+        stop_(stop) {}
 
   std::string original() override { return original_; }
   std::filesystem::path track_dir() override { return track_dir_; }
 
   Expected<void> write_candidate(std::string_view text) override {
     nb::gil_scoped_acquire gil;
-    return guarded("write_candidate",
+    return guarded("write_candidate", stop_,
                    [&] { obj_.attr("write_candidate")(nb::str(text.data(), text.size())); });
   }
 
   Expected<EvalReport> evaluate(std::string_view candidate) override {
     nb::gil_scoped_acquire gil;
-    return guarded("evaluate", [&] {
+    return guarded("evaluate", stop_, [&] {
       nb::object d = obj_.attr("evaluate")(nb::str(candidate.data(), candidate.size()));
       EvalReport r = report_from_python(d);
       if (!nb::isinstance<nb::dict>(d) && nb::hasattr(d, "to_dict")) d = d.attr("to_dict")();
@@ -203,7 +205,7 @@ class PyWorkspace final : public agent::Workspace {
 
   Expected<std::vector<KernelTime>> profile(std::string_view candidate) override {
     nb::gil_scoped_acquire gil;
-    return guarded("profile", [&] {
+    return guarded("profile", stop_, [&] {
       std::vector<KernelTime> out;
       nb::object rows = obj_.attr("profile")(nb::str(candidate.data(), candidate.size()));
       for (nb::handle row : rows) {
@@ -223,7 +225,7 @@ class PyWorkspace final : public agent::Workspace {
   std::vector<std::string> list_specs() override {
     nb::gil_scoped_acquire gil;
     if (!nb::hasattr(obj_, "list_specs")) return {};
-    auto r = guarded("list_specs",
+    auto r = guarded("list_specs", stop_,
                      [&] { return nb::cast<std::vector<std::string>>(obj_.attr("list_specs")()); });
     return r ? *r : std::vector<std::string>{};
   }
@@ -232,7 +234,7 @@ class PyWorkspace final : public agent::Workspace {
     nb::gil_scoped_acquire gil;
     if (!nb::hasattr(obj_, "read_spec"))
       return fail(Errc::not_found, "no spec named '" + std::string(name) + "'");
-    return guarded("read_spec", [&] {
+    return guarded("read_spec", stop_, [&] {
       return nb::cast<std::string>(obj_.attr("read_spec")(nb::str(name.data(), name.size())));
     });
   }
@@ -248,6 +250,7 @@ class PyWorkspace final : public agent::Workspace {
   std::string original_;
   std::filesystem::path track_dir_;
   std::map<std::string, nb::object> full_reports_;  // touched only with the GIL held
+  StopState& stop_;
 };
 
 agent::EnvMap env_from(const std::optional<std::map<std::string, std::string>>& env) {
@@ -289,21 +292,17 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                         std::chrono::duration<double>(*time_budget_s));
   }
-  current_stop = &stop;
-  struct Reset {
-    ~Reset() { current_stop = nullptr; }
-  } reset_stop;
 
   // The two methods the runtime reads as plain values are read here, with the GIL held; a failure
   // is a failed run, not an exception.
   std::string original;
   std::filesystem::path track_dir;
-  if (auto r =
-          guarded("original", [&] { return nb::cast<std::string>(workspace.attr("original")()); }))
+  if (auto r = guarded("original", stop,
+                       [&] { return nb::cast<std::string>(workspace.attr("original")()); }))
     original = std::move(*r);
   else
     return failed_result(r.error().message);
-  if (auto r = guarded("track_dir", [&] {
+  if (auto r = guarded("track_dir", stop, [&] {
         return nb::cast<std::string>(nb::str(workspace.attr("track_dir")()));
       }))
     track_dir = *r;
@@ -314,7 +313,7 @@ nb::dict run(nb::object workspace, agent::CallBudget& budget, std::optional<std:
   auto provider = agent::resolve_provider(model, env_map);
   if (!provider) return failed_result(provider.error().message);
 
-  PyWorkspace ws(workspace, std::move(original), std::move(track_dir));
+  PyWorkspace ws(workspace, std::move(original), std::move(track_dir), stop);
   agent::AgentOptions options;
   options.loops = loops;
   options.agency = *agency;

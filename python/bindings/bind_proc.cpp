@@ -2,7 +2,7 @@
 //   c = _tscore.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5); c.stop()
 //   r = _tscore.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
 //   r.exit_code, r.stdout (bytes), r.timed_out, r.network ("not_requested", ...)
-//   box = _tscore.Sandbox.untrusted(); box.writable = [d]; _tscore.sandbox_available(box)
+//   box = _tscore.Sandbox.untrusted(); box.writable = [d]; _tscore.sandbox_available()
 //   _tscore.proc_run([...], env={...}, sandbox=box)        # confined: see ts/proc/proc.hpp
 // Spawn failures raise FileNotFoundError (no such executable or cwd) or _tscore.ProcError.
 #include <nanobind/nanobind.h>
@@ -43,13 +43,13 @@ void bind_proc(nb::module_& m) {
       .def_rw("processes", &proc::Sandbox::processes);
   m.def(
       "sandbox_available",
-      [](const proc::Sandbox& box) -> std::optional<std::string> {
+      []() -> std::optional<std::string> {
         nb::gil_scoped_release unlocked;
-        auto ok = proc::sandbox_available(box);
+        auto ok = proc::sandbox_available();
         if (ok) return std::nullopt;
         return ok.error().message;
       },
-      nb::arg("box"), "None when sandboxed runs of `box` work here, else why not.");
+      "None when sandboxed runs work here, else why not.");
   m.def(
       "sandbox_processes_bounded",
       [](const proc::Sandbox& box) -> std::optional<std::string> {

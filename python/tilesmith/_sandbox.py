@@ -28,12 +28,17 @@ WORKER_PROCESSES = 4096
 WORKER_OPEN_FILES = 65536
 
 
+def import_paths() -> list[str]:
+    """The directories on sys.path: where a worker started with this PYTHONPATH imports from."""
+    return [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+
+
 def python_paths() -> list[str]:
     """The interpreter's prefixes, every directory on sys.path, CUDA's home and the library and
     program search paths: what `python -m tilesmith.gate.worker` reads. Bound read-only where a
     hidden home (or the private /tmp) would cover them."""
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
-    paths += [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+    paths += import_paths()
     for var in ("CUDA_HOME", "CUDA_PATH", "TRITON_PTXAS_PATH"):
         if os.environ.get(var):
             paths.append(os.environ[var])
@@ -61,9 +66,9 @@ def worker_sandbox(job_root: Path, device: str) -> "_tscore.Sandbox":
     return box
 
 
-def sandbox_unavailable(box) -> str | None:
-    """None where `box` runs here, else why not (bwrap missing, no user namespaces, ...)."""
-    return _tscore.sandbox_available(box)
+def sandbox_unavailable() -> str | None:
+    """None where the sandbox runs here, else why not (bwrap missing, no user namespaces, ...)."""
+    return _tscore.sandbox_available()
 
 
 def processes_unbounded(box) -> str | None:

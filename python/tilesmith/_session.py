@@ -311,7 +311,8 @@ class GraphState:
         # A run can end `failed` or `budget_spent` after some loops were accepted (loops >= 2, the
         # search agent running out of rewrites): the last accepted candidate still installs.
         if not result.get("accepted"):
-            if result.get("outcome") == "stopped" and "time budget" in str(result.get("reason")):
+            # A Ctrl-C raised out of agent.run; a run that ends `stopped` spent its time budget.
+            if result.get("outcome") == "stopped":
                 self._keep(f"no candidate accepted: {result.get('reason')} "
                            f"(max_optimization_s={budget_s:g})")
             else:

@@ -36,11 +36,11 @@ def main() -> int:
     print("bwrap:", os.environ.get("TILESMITH_BWRAP") or "(from PATH)")
     shell = _tscore.Sandbox.untrusted()
     shell.processes = 64
-    print("shell sandbox:", _sandbox.sandbox_unavailable(shell) or "available",
+    print("shell sandbox:", _sandbox.sandbox_unavailable() or "available",
           "| processes:", _sandbox.processes_unbounded(shell) or "bounded")
     with tempfile.TemporaryDirectory(prefix="tilesmith-probe-") as d:
         box = _sandbox.worker_sandbox(d, "cuda")
-        why = _sandbox.sandbox_unavailable(box)
+        why = _sandbox.sandbox_unavailable()
         print("worker sandbox:", why or "available", "| processes:",
               _sandbox.processes_unbounded(box) or "bounded", "| devices:", list(box.devices))
         if why:

@@ -2,6 +2,7 @@
 timeouts and attempts (arguments and environment), and Ctrl-C stopping an optimization at once.
 A model server that never answers (the mock's "hang") is the worst case for each."""
 
+import contextlib
 import signal
 import sys
 import threading
@@ -42,6 +43,14 @@ def _small_and_eager():
         return model, x, model(x)
 
 
+@contextlib.contextmanager
+def _compiled_against_a_silent_server(user, tmp_path, model, x, **kwargs):
+    """tilesmith.compile(model) routed to a model server that never answers, while it runs."""
+    with mock_server.MockServer(SILENT, tmp_path) as url:
+        user.setenv("OPENAI_BASE_URL", url)
+        yield tilesmith.compile(model, example_inputs=(x,), **kwargs)
+
+
 def _first_call(m, x):
     """Compiles (not timed: Inductor's own work) then times the first real call."""
     t0 = time.monotonic()
@@ -53,9 +62,7 @@ def _first_call(m, x):
 @needs_mock
 def test_a_silent_model_server_is_bounded_by_the_time_budget(user, tmp_path):
     model, x, eager = _small_and_eager()
-    with mock_server.MockServer(SILENT, tmp_path) as url:
-        user.setenv("OPENAI_BASE_URL", url)
-        m = tilesmith.compile(model, example_inputs=(x,), max_optimization_s=3)
+    with _compiled_against_a_silent_server(user, tmp_path, model, x, max_optimization_s=3) as m:
         y, wall = _first_call(m, x)
     assert torch.allclose(y, eager, atol=1e-6)
     assert wall < 3 + 30, wall  # the budget plus Inductor's own compile of the graph
@@ -69,9 +76,7 @@ def test_model_timeouts_and_attempts_from_the_environment(user, tmp_path):
     model, x = Small().eval(), torch.randn(4, 8)
     user.setenv("TILESMITH_MODEL_TIMEOUT", "0.5")
     user.setenv("TILESMITH_MODEL_ATTEMPTS", "2")
-    with mock_server.MockServer(SILENT, tmp_path) as url:
-        user.setenv("OPENAI_BASE_URL", url)
-        m = tilesmith.compile(model, example_inputs=(x,))
+    with _compiled_against_a_silent_server(user, tmp_path, model, x) as m:
         _first_call(m, x)
     (d,) = tilesmith.diagnostics(m)
     assert "no response within 500 ms" in d.status and "failed after" in d.status, d.status
@@ -80,9 +85,7 @@ def test_model_timeouts_and_attempts_from_the_environment(user, tmp_path):
 @needs_mock
 def test_ctrl_c_stops_the_optimization_at_once_and_the_graph_stays_on_inductor(user, tmp_path):
     model, x, eager = _small_and_eager()
-    with mock_server.MockServer(SILENT, tmp_path) as url:
-        user.setenv("OPENAI_BASE_URL", url)
-        m = tilesmith.compile(model, example_inputs=(x,), max_optimization_s=300)
+    with _compiled_against_a_silent_server(user, tmp_path, model, x, max_optimization_s=300) as m:
         sent = []
 
         def press_ctrl_c():  # once the optimization has begun and its model call is in flight

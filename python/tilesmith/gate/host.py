@@ -193,8 +193,7 @@ def _worker_env() -> dict:
             continue
         if k in keep or k.startswith(prefixes):
             env[k] = v
-    paths = [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(_sandbox.import_paths()))
     # torch.cuda.is_available() through NVML, not cuInit: the fork server may ask it (Inductor's
     # imports do) and must stay free of CUDA for its forked jobs.
     env["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
@@ -249,7 +248,7 @@ class Gate:
         self.profiles.mkdir(parents=True, exist_ok=True)
         self._dir = Path(tempfile.mkdtemp(prefix="tilesmith-gate-"))  # 0700
         self._box = _sandbox.worker_sandbox(self._dir, self.options.device)
-        why_not = _sandbox.sandbox_unavailable(self._box)
+        why_not = _sandbox.sandbox_unavailable()
         if why_not is not None:
             self._box = None
             if self.options.sandbox == "required":

@@ -81,34 +81,36 @@ TEST_P(ChatClientTest, DecodesContentToolCallsAndUsage) {
 
 INSTANTIATE_TEST_SUITE_P(StreamedAndNot, ChatClientTest, ::testing::Bool());
 
-TEST(ChatClient, AStopEndsACallThatIsWaitingAtOnce) {
+// One call whose stop check says `why` from `after` on; it must end cancelled within 2 s.
+ts::Error stopped_call(MockReply reply, ClientOptions o, std::chrono::milliseconds after,
+                       std::string why) {
   MockOpenAiServer server;
-  server.push(fault_reply(K::hang, 5000));
-  ClientOptions o = fast();
-  o.first_byte_timeout = 10s;
+  server.push(std::move(reply));
   auto t0 = Clock::now();
-  o.stop = [&]() -> std::string { return Clock::now() - t0 > 200ms ? "interrupted" : ""; };
+  o.stop = [=]() -> std::string { return Clock::now() - t0 > after ? why : ""; };
   ChatClient client(local_provider(server), o);
   auto r = client.complete(hello());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, ts::Errc::cancelled);
-  EXPECT_NE(r.error().message.find("stopped: interrupted"), std::string::npos) << r.error().message;
   EXPECT_LT(Clock::now() - t0, 2s);
+  if (r) {
+    ADD_FAILURE() << "the call was not stopped";
+    return {};
+  }
+  EXPECT_EQ(r.error().code, ts::Errc::cancelled);
+  return r.error();
+}
+
+TEST(ChatClient, AStopEndsACallThatIsWaitingAtOnce) {
+  ClientOptions o = fast();
+  o.first_byte_timeout = 10s;
+  auto e = stopped_call(fault_reply(K::hang, 5000), o, 200ms, "interrupted");
+  EXPECT_NE(e.message.find("stopped: interrupted"), std::string::npos) << e.message;
 }
 
 TEST(ChatClient, AStopCutsTheWaitBeforeARetry) {
-  MockOpenAiServer server;
-  server.push(error_reply(429, "slow down", /*retry_after_s=*/30));
   ClientOptions o = fast();
   o.retry_after_cap = 60s;
   o.invocation_timeout = 120s;
-  auto t0 = Clock::now();
-  o.stop = [&]() -> std::string { return Clock::now() - t0 > 300ms ? "time budget spent" : ""; };
-  ChatClient client(local_provider(server), o);
-  auto r = client.complete(hello());
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, ts::Errc::cancelled);
-  EXPECT_LT(Clock::now() - t0, 2s);
+  stopped_call(error_reply(429, "slow down", /*retry_after_s=*/30), o, 300ms, "time budget spent");
 }
 
 TEST(ChatClient, AStreamedRequestAnsweredWithPlainJsonIsAccepted) {

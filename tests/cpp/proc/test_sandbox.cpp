@@ -55,9 +55,7 @@ ts::proc::ProcResult run_ok(const RunOptions& o) {
 class SandboxTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Sandbox box;
-    box.processes = 64;
-    auto ok = ts::proc::sandbox_available(box);
+    auto ok = ts::proc::sandbox_available();
     ASSERT_TRUE(ok) << "the sandbox is unavailable: " << ok.error().message;
   }
 };

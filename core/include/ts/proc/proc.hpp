@@ -71,7 +71,7 @@ struct Sandbox {
 
 /// Nothing when sandboxed runs work here (bwrap found and a trial run confined); else why not, in
 /// words for a user. The trial runs once per process and bwrap.
-Expected<void> sandbox_available(const Sandbox& box);
+Expected<void> sandbox_available();
 
 /// Nothing when `box.processes` can be enforced here (not root, or a writable pids cgroup); else
 /// why not. A sandbox that cannot bound its processes still runs, with every other limit: its
@@ -113,6 +113,10 @@ struct ProcResult {
 /// Runs a child to completion. Spawn failures (no such executable, bad cwd) are Errors;
 /// a child that fails, crashes or times out is a ProcResult saying so.
 Expected<ProcResult> run(const RunOptions& options);
+
+/// The first executable regular file named `name` in a PATH-style list, or empty. Empty entries
+/// are skipped (they would mean the working directory).
+std::string find_on_path(const std::string& name, const std::string& path_list);
 
 /// Names the proxy variables that `no_network` removes when the namespace is not available.
 const std::vector<std::string>& proxy_env_names();
