@@ -17,6 +17,8 @@ std::string_view embedded_cuda_graph_runtime();
 std::string_view embedded_autotune_helper();
 /// The helper pasted into a direct-launch candidate.
 std::string_view embedded_direct_launch_helper();
+/// The helper pasted into a TileOPs-calls candidate.
+std::string_view embedded_tileops_calls();
 
 std::string_view trim(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);

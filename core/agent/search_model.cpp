@@ -216,6 +216,7 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   bool at = contains(available, RewriteKind::autotune);
   bool ep = contains(available, RewriteKind::epilogue);
   bool dl = contains(available, RewriteKind::direct_launch);
+  bool to = contains(available, RewriteKind::tileops);
   bool autotune_first = false;
   if (h.profile) {
     auto [share, total] = triton_share(*h.profile);
@@ -230,6 +231,9 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   // CUDA graph when there is one (it rewrites call()'s lines, so it goes in before the capture).
   if (ep && cg) ranked.push_back({RewriteKind::epilogue, RewriteKind::cuda_graph});
   if (ep) ranked.push_back({RewriteKind::epilogue});
+  // This project's own kernels where TileOPs covers a matrix product, attention or norm of the
+  // graph: under the CUDA graph (the helper's per-call checks leave the replay), then alone.
+  if (to && cg) ranked.push_back({RewriteKind::tileops, RewriteKind::cuda_graph});
   if (cg && at && autotune_first)
     ranked.push_back({RewriteKind::cuda_graph, RewriteKind::autotune});
   if (cg) ranked.push_back({RewriteKind::cuda_graph});
@@ -240,6 +244,7 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   if (dl && at && autotune_first)
     ranked.push_back({RewriteKind::direct_launch, RewriteKind::autotune});
   if (dl) ranked.push_back({RewriteKind::direct_launch});
+  if (to) ranked.push_back({RewriteKind::tileops});
   if (at) ranked.push_back({RewriteKind::autotune});
   if (dl && at && !autotune_first)
     ranked.push_back({RewriteKind::direct_launch, RewriteKind::autotune});

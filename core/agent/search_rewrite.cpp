@@ -933,6 +933,274 @@ Expected<std::string> rewrite_direct_launch(std::string_view wrapper) {
   return detail::splice_call(wrapper, lines, *site, helper, call);
 }
 
+// ---- tileops: library calls and Inductor kernels replaced by TileOPs ops ----------------------
+//
+// What a Triton kernel computes is read from the comment Inductor writes above its definition
+// ("Original ATen: [aten.native_layer_norm]" and the FX graph fragment, where eps is a literal);
+// its launch arguments' roles from its parameter names (in_ptr*, out_ptr*, xnumel, r0_numel).
+// The runtime helper (search/tileops_calls.py) checks every call against the op's spec and runs
+// the original launch when TileOPs does not cover it.
+namespace {
+
+struct TileOpsKernel {
+  std::string op;   // the helper's method: rms_norm | layer_norm | softmax | silu_and_mul
+  std::string eps;  // the literal, for the norms
+};
+
+// The comment block right above `name = async_compile.triton(`.
+std::vector<std::string_view> kernel_header(std::string_view wrapper, const std::string& name) {
+  std::vector<std::string_view> out;
+  auto at = wrapper.find("\n" + name + " = async_compile.triton(");
+  if (at == std::string_view::npos) return out;
+  auto before = detail::split_lines(wrapper.substr(0, at + 1));
+  for (size_t i = before.size(); i-- > 0 && detail::starts_with(before[i], "#");)
+    out.insert(out.begin(), before[i]);
+  return out;
+}
+
+// The literal added to the value rsqrt is taken of (a norm's eps), from the FX fragment:
+//   %rsqrt : ... = call_function[target=torch.ops.aten.rsqrt.default](args = (%add,), ...)
+//   %add : ... = call_function[target=torch.ops.aten.add.Scalar](args = (%mean, 1e-06), ...)
+std::optional<std::string> norm_eps(const std::vector<std::string_view>& header) {
+  std::string operand;
+  const std::string_view rsqrt = "aten.rsqrt.default](args = (%";
+  for (auto line : header)
+    if (auto p = line.find(rsqrt); p != std::string_view::npos) {
+      auto rest = line.substr(p + rsqrt.size());
+      operand = std::string(rest.substr(0, rest.find_first_of(",)")));
+    }
+  if (operand.empty()) return std::nullopt;
+  for (auto line : header) {
+    if (!detail::starts_with(detail::trim(line.substr(1)), "%" + operand + " :")) continue;
+    auto add = line.find("aten.add.");
+    auto args = line.find("](args = (", add);
+    if (add == std::string_view::npos || args == std::string_view::npos) return std::nullopt;
+    auto open = args + 9;
+    auto close = detail::matching_paren(line, open);
+    if (!close) return std::nullopt;
+    auto parts = detail::split_top_level(line.substr(open + 1, *close - open - 1), ',');
+    if (parts.size() != 2) return std::nullopt;
+    std::string literal(parts[1]);
+    char* end = nullptr;
+    double v = std::strtod(literal.c_str(), &end);
+    if (literal.empty() || *end != '\0' || !(v > 0.0)) return std::nullopt;
+    return literal;
+  }
+  return std::nullopt;
+}
+
+// Which TileOPs op a Triton kernel computes, when its origins are exactly that op's.
+std::optional<TileOpsKernel> tileops_kernel(std::string_view wrapper,
+                                            const detail::KernelSource& k) {
+  auto header = kernel_header(wrapper, k.name);
+  std::set<std::string, std::less<>> origins;
+  const std::string_view tag = "Original ATen: [";
+  for (auto line : header)
+    if (auto p = line.find(tag); p != std::string_view::npos) {
+      auto rest = line.substr(p + tag.size());
+      for (auto o : detail::split_top_level(rest.substr(0, rest.find(']')), ','))
+        origins.emplace(detail::starts_with(o, "aten.") ? o.substr(5) : o);
+    }
+  // Views and casts move no values of their own (every pointer has one dtype, checked below).
+  static const std::set<std::string, std::less<>> kNeutral = {
+      "view",  "_unsafe_view", "reshape",          "squeeze", "unsqueeze",
+      "slice", "split",        "split_with_sizes", "_to_copy"};
+  std::set<std::string, std::less<>> core;
+  for (const auto& o : origins)
+    if (!kNeutral.count(o)) core.insert(o);
+  using Set = std::set<std::string, std::less<>>;
+  std::string op;
+  const bool reduction = k.heuristic == "reduction" || k.heuristic == "persistent_reduction";
+  if (reduction &&
+      (core == Set{"_fused_rms_norm"} || core == Set{"pow", "mean", "add", "rsqrt", "mul"}))
+    op = "rms_norm";
+  else if (reduction && core == Set{"native_layer_norm"})
+    op = "layer_norm";
+  else if (reduction &&
+           (core == Set{"_softmax"} || core == Set{"amax", "sub", "exp", "sum", "div"}))
+    op = "softmax";
+  else if (k.heuristic == "pointwise" && core == Set{"silu", "mul"})
+    op = "silu_and_mul";
+  else
+    return std::nullopt;
+
+  // Parameters: pointers in and one out, all of one floating dtype; the sizes; constexprs.
+  std::string_view body = wrapper.substr(k.body_begin, k.body_end - k.body_begin);
+  std::set<std::string, std::less<>> pointer_types;
+  int ins = 0, outs = 0;
+  for (const auto& p : k.params) {
+    if (detail::starts_with(p, "in_ptr"))
+      ++ins;
+    else if (detail::starts_with(p, "out_ptr"))
+      ++outs;
+    else if (p == "xnumel" || p == "r0_numel" || p.find("BLOCK") != std::string::npos)
+      continue;
+    else
+      return std::nullopt;  // in_out_ptr, symbolic sizes (ks0), workspaces
+    auto at = body.find("'" + p + "': '");
+    if (at == std::string_view::npos) return std::nullopt;
+    auto ty = body.substr(at + p.size() + 5);
+    pointer_types.emplace(ty.substr(0, ty.find('\'')));
+  }
+  const Set floats = {"*bf16", "*fp16", "*fp32"};
+  if (outs != 1 || ins < 1 || pointer_types.size() != 1 || !floats.count(*pointer_types.begin()))
+    return std::nullopt;
+  if (op == "silu_and_mul" && ins != 1) return std::nullopt;  // gate and up in one tensor
+  TileOpsKernel match{op, {}};
+  if (op == "rms_norm" || op == "layer_norm") {
+    auto eps = norm_eps(header);
+    if (!eps) return std::nullopt;
+    match.eps = *eps;
+  }
+  return match;
+}
+
+// The dtype of `buf = empty_strided_cuda(..., torch.<dtype>)` in call(), or "".
+std::string buffer_dtype(const std::vector<std::string_view>& lines, const detail::CallSite& site,
+                         std::string_view buf) {
+  const std::string head = std::string(buf) + " = empty_strided_cuda(";
+  for (size_t i = site.body_begin; i < site.body_end; ++i) {
+    auto code = detail::trim(detail::code_part(lines[i]));
+    if (!detail::starts_with(code, head)) continue;
+    auto args =
+        detail::split_top_level(code.substr(head.size(), code.size() - head.size() - 1), ',');
+    return args.size() == 3 ? std::string(args[2]) : std::string();
+  }
+  return {};
+}
+
+// `kernel.run(args, stream=S)` as a helper call, or nullopt when the launch is not one it takes.
+std::optional<std::string> tileops_launch(std::string_view code, const detail::KernelSource& k,
+                                          const TileOpsKernel& m) {
+  auto run = code.find(".run(");
+  auto close = detail::matching_paren(code, run + 4);
+  if (!close || *close != code.size() - 1) return std::nullopt;
+  auto args = detail::split_top_level(code.substr(run + 5, *close - run - 5), ',');
+  if (args.empty() || !detail::starts_with(args.back(), "stream=")) return std::nullopt;
+  std::string stream(args.back().substr(7));
+  args.pop_back();
+  if (args.size() > k.params.size()) return std::nullopt;
+  std::string listed, ins, rows, n;
+  int out = -1;
+  for (size_t a = 0; a < args.size(); ++a) {
+    if (args[a].find('=') != std::string_view::npos) return std::nullopt;
+    listed += (a ? ", " : "") + std::string(args[a]);
+    const auto& p = k.params[a];
+    if (detail::starts_with(p, "in_ptr")) ins += fmt::format("{}, ", a);
+    if (detail::starts_with(p, "out_ptr")) {
+      // Only a buffer call() allocated: an input it writes stays with the original kernel.
+      if (!detail::starts_with(detail::root_name(args[a]), "buf")) return std::nullopt;
+      out = int(a);
+    }
+    if (p == "xnumel") rows = std::string(args[a]);
+    if (p == "r0_numel") n = std::string(args[a]);
+  }
+  if (out < 0) return std::nullopt;
+  std::string call = fmt::format("_ts_tileops.{}({}, [{}], {}, ins=({}), out={}", m.op, k.name,
+                                 listed, stream, ins, out);
+  if (m.op != "silu_and_mul") {
+    if (rows.empty() || n.empty()) return std::nullopt;
+    call += fmt::format(", rows={}, n={}", rows, n);
+  }
+  if (!m.eps.empty()) call += ", eps=" + m.eps;
+  return call + ")";
+}
+
+// `X = torch.ops.aten._scaled_dot_product_<backend>_attention.default(args)` whose X is only
+// ever indexed [0] (the output; no logsumexp kept for a backward), with call()'s assert of that
+// output's size and stride: as the helper call producing that layout.
+std::optional<std::string> tileops_attention(const std::vector<std::string_view>& lines,
+                                             const detail::CallSite& site, size_t i,
+                                             std::string_view code) {
+  const std::string_view prefix = "torch.ops.aten._scaled_dot_product_";
+  auto eq = code.find(" = ");
+  if (eq == std::string_view::npos) return std::nullopt;
+  auto lhs = detail::trim(code.substr(0, eq));
+  auto rhs = detail::trim(code.substr(eq + 3));
+  auto open = rhs.find('(');
+  if (!detail::is_identifier(lhs) || !detail::starts_with(rhs, prefix) ||
+      open == std::string_view::npos || detail::matching_paren(rhs, open) != rhs.size() - 1)
+    return std::nullopt;
+  auto op = rhs.substr(0, open);
+  if (op != "torch.ops.aten._scaled_dot_product_flash_attention.default" &&
+      op != "torch.ops.aten._scaled_dot_product_cudnn_attention.default" &&
+      op != "torch.ops.aten._scaled_dot_product_efficient_attention.default")
+    return std::nullopt;
+  std::string out;  // `Y = X[0]`
+  const std::string indexed = std::string(lhs) + "[0]";
+  for (size_t j = i + 1; j < site.body_end; ++j) {
+    for (auto stmt : detail::split_top_level(detail::code_part(lines[j]), ';')) {
+      if (!detail::contains_word(stmt, lhs)) continue;
+      if (stmt == "del " + std::string(lhs)) continue;
+      auto e = stmt.find(" = ");
+      if (e == std::string_view::npos || detail::trim(stmt.substr(e + 3)) != indexed ||
+          !out.empty())
+        return std::nullopt;
+      out = std::string(detail::trim(stmt.substr(0, e)));
+    }
+  }
+  if (out.empty()) return std::nullopt;
+  const std::string head = "assert_size_stride(" + out + ", ";
+  for (size_t j = i + 1; j < site.body_end; ++j) {
+    auto c = detail::trim(detail::code_part(lines[j]));
+    if (!detail::starts_with(c, head)) continue;
+    auto args = detail::split_top_level(c.substr(19, c.size() - 20), ',');
+    if (args.size() < 3) return std::nullopt;
+    return fmt::format("{} = _ts_tileops.attention({}, {}, {}, {})", lhs, args[1], args[2], op,
+                       rhs.substr(open + 1, rhs.size() - open - 2));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<std::string> rewrite_tileops(std::string_view wrapper) {
+  auto site = detail::find_call_site(wrapper);
+  if (!site) return tl::unexpected(site.error());
+  auto lines = detail::split_lines(wrapper);
+  auto kernels = detail::find_kernels(wrapper);
+  std::map<std::string, std::pair<const detail::KernelSource*, TileOpsKernel>, std::less<>> covered;
+  for (const auto& k : kernels)
+    if (auto m = tileops_kernel(wrapper, k)) covered[k.name] = {&k, *m};
+
+  std::map<size_t, std::string> replaced;  // line -> new code (indent added below)
+  for (size_t i = site->body_begin; i < site->body_end; ++i) {
+    auto code = detail::trim(detail::code_part(lines[i]));
+    std::optional<std::string> call;
+    if (const std::string_view mm = "extern_kernels.mm(";
+        detail::starts_with(code, mm) &&
+        detail::matching_paren(code, mm.size() - 1) == code.size() - 1) {
+      auto args = detail::split_top_level(code.substr(mm.size(), code.size() - mm.size() - 1), ',');
+      auto dtype = args.size() == 3 && detail::starts_with(args[2], "out=")
+                       ? buffer_dtype(lines, *site, args[2].substr(4))
+                       : std::string();
+      if (dtype == "torch.bfloat16" || dtype == "torch.float16")  // the GEMM's dtypes
+        call = fmt::format("_ts_tileops.mm({}, {}, {})", args[0], args[1], args[2]);
+    } else if (auto run = code.find(".run("); run != std::string_view::npos) {
+      if (auto k = covered.find(code.substr(0, run)); k != covered.end())
+        call = tileops_launch(code, *k->second.first, k->second.second);
+    } else {
+      call = tileops_attention(lines, *site, i, code);
+    }
+    if (call) replaced[i] = *call;
+  }
+  if (replaced.empty())
+    return fail(Errc::rejected,
+                "tileops: no bf16/fp16 matrix product, forward SDPA attention, or Triton kernel "
+                "that is exactly an RMSNorm, LayerNorm, softmax or SiLU-and-mul for TileOPs");
+
+  std::string call;
+  for (size_t i = site->def_line; i < site->body_end; ++i) {
+    if (auto r = replaced.find(i); r != replaced.end()) {
+      call += std::string(lines[i].substr(0, detail::indent_of(lines[i]))) + r->second + "\n";
+    } else {
+      call += std::string(lines[i]) + "\n";
+    }
+  }
+  std::string helper = std::string(detail::embedded_tileops_calls()) + "\n\n";
+  return detail::splice_call(wrapper, lines, *site, helper, call);
+}
+
 // ---- the rewrite table: adding a kind is one enum value and one row here ----------------------
 
 const std::vector<RewriteInfo>& rewrite_table() {
@@ -952,6 +1220,11 @@ const std::vector<RewriteInfo>& rewrite_table() {
        "launch each Triton kernel through its one compiled launcher, skipping "
        "CachingAutotuner.run's per-launch checks (the original kept for the first call)",
        false, [](std::string_view w, std::uint64_t) { return rewrite_direct_launch(w); }},
+      {RewriteKind::tileops, "tileops", "# ---- tilesmith-search: TileOPs calls",
+       "compute matrix products, SDPA attention, RMSNorm, LayerNorm, softmax and SiLU-and-mul "
+       "with this project's TileOPs ops, into Inductor's buffers (each call the op's spec does "
+       "not cover runs the original)",
+       false, [](std::string_view w, std::uint64_t) { return rewrite_tileops(w); }},
   };
   return table;
 }

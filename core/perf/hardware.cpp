@@ -8,7 +8,7 @@ namespace ts::perf {
 namespace {
 
 // H200 SXM: datasheet 4.8 TB/s HBM3e, 989.4 TFLOP/s dense fp16/bf16, 494.7 tf32, 1978.9 fp8,
-// 66.9 fp32 on CUDA cores, 132 SMs. Calibration measured on this project's H200 (2026-10/11,
+// 66.9 fp32 on CUDA cores, 132 SMs. Calibration measured on an H200 (
 // PyTorch): a device-to-device copy moved about 4.3 TB/s counting read and write (0.896 of 4.8),
 // and a bf16 8192^3 matmul on random data ran at about 790 TFLOP/s (0.798 of 989.4). The L2 size
 // is what the device reports (60 MB). CUDA-core fp32 is not calibrated (factor 1).

@@ -34,7 +34,7 @@ namespace {
 //  10, 11: 9, 8 persistent: one CTA per SM walks the tiles (the producer loads the next tile's K
 //      and V, each consumer its next Q rows, while the current tile's last P V and output stores
 //      run), instead of one CTA per tile
-// H100, bf16 D = 128, us per call (tileops bench --tune, 2026-12-06; K and V in separate rings,
+// H100, bf16 D = 128, us per call (tileops bench --tune; K and V in separate rings,
 // causal tiles longest first), configs 0/4/6/7/8/9/10/11:
 //   Llama-3-8B prefill 8k causal  1534 / 1883 / 935 / 947 / 876 / 1000 / 934 / 948
 //   Llama-3-70B prefill 4k causal 1560 / 2033 / 1031 / 1045 / 968 / 1164 / 964 / 992

@@ -69,7 +69,7 @@ inline constexpr int kNumPersistentConfigs =
 /// kNormPrefetchConfigs[i], its weight (and bias) lines asked into L1 right after the row's x
 /// loads (prefetch.global.L1: no registers), so the weight loads after the reductions hit L1
 /// rather than wait on an L2 round trip. LayerNorm 16384 x 8192 bf16 runs config 2 at 0.98x
-/// torch.compile on the H100, a gap the same build reproduced within 0.3% (2026-12-07).
+/// torch.compile on the H100, a gap the same build reproduced within 0.3%.
 inline constexpr int kNormPrefetchConfigs[] = {2, 3};
 inline constexpr int kNumNormPrefetchConfigs =
     sizeof(kNormPrefetchConfigs) / sizeof(kNormPrefetchConfigs[0]);
@@ -97,7 +97,7 @@ inline int pick_row_config(std::int64_t rows, std::int64_t row_vecs, int num_sms
     // One or two vectors per thread also let the norms load their weights with x (one DRAM
     // round trip, not two: H200 bf16 16 x 4096 went 5.1 -> 4.8 us with config 7). At 16 x 8192,
     // 512 threads of two vectors (Triton's shape): Nsight Compute on the H100 timed config 8's
-    // 1024 threads at 4.1 us against Triton's 512 at 3.8-3.9 (2026-12-07).
+    // 1024 threads at 4.1 us against Triton's 512 at 3.8-3.9.
     if (row_vecs <= 1024) return 9;
     return 4;  // H200: 1024 threads streaming beat 512 x 16 cached (which spills) at 32 x 128k
   }

@@ -21,7 +21,7 @@ inline constexpr GemmConfig kGemmConfigs[] = {
     {128, 64, 64, 1, 1, false, "128x64x64 cluster 1x1 ping-pong"},     // 2: few tiles
     // 3: at most one tile per SM (1k^2: 128 tiles on 132 SMs). A ping-pong CTA with one tile runs
     // one consumer warpgroup; here both split its rows: 9.3-9.5 us at 1k^2 where config 2 took
-    // 9.8-10.4 (H100, tuner, 2026-12-07, f16 and bf16, nn and nt).
+    // 9.8-10.4 (H100, tuner, f16 and bf16, nn and nt).
     {128, 64, 64, 1, 1, true, "128x64x64 cluster 1x1 cooperative"},
 };
 inline constexpr int kNumGemmConfigs = sizeof(kGemmConfigs) / sizeof(kGemmConfigs[0]);
@@ -55,7 +55,7 @@ struct GemmSkinnyShape {
   const char* name;
 };
 // Registers (ptxas -v, nvcc 13.0, bf16), none spilled: 96, 119, 79, 80, 188. The default (first):
-// on the H100 (tuner, 2026-12-07) 23.3 / 86.3 us for Llama-3-8B decode qkv / gate-up, where 32
+// on the H100 (tuner) 23.3 / 86.3 us for Llama-3-8B decode qkv / gate-up, where 32
 // columns a CTA with 3 chunks in flight took 24.8 / 93.6 and the best CUTLASS config 35.0 / 99.4;
 // the last variant tied it on gate-up (85.8).
 inline constexpr GemmSkinnyShape kGemmSkinnyShapes[] = {
@@ -71,7 +71,7 @@ inline constexpr int kNumGemmSkinnyShapes =
 /// True when the decode-shape kernel serves `g`: M <= 16 rows of a [M, K] times b stored [N, K],
 /// both K-contiguous with 16-byte aligned rows (its k and column indices are ints: N and K below
 /// 2^30). It is the default there (config -1): on the H100 it took 24 / 93 us for Llama-3-8B's
-/// decode qkv / gate-up where the CUTLASS configs' best took 35 / 99 (tuner, 2026-12-07).
+/// decode qkv / gate-up where the CUTLASS configs' best took 35 / 99 (tuner).
 inline bool gemm_skinny_serves(const GemmArgs& g) {
   constexpr std::int64_t kLimit = std::int64_t{1} << 30;
   const auto aligned16 = [](const void* p) {

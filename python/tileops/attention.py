@@ -19,6 +19,7 @@ class MultiHeadAttentionFwdOp(Op):
 
     kernel = "attention"
     outputs = ("o",)
+    strided_outputs = True  # the launcher takes o's strides (SDPA backends' [B, S, H, D] too)
 
     def __init__(self, is_causal: bool = False, scale: float | None = None):
         super().__init__(is_causal=is_causal, scale=scale)

@@ -11,7 +11,7 @@ p10-p90. A row's implementations are timed in alternation, one run of each per c
 order rotating, so drift during the row (clocks, temperature) falls on all of them alike and the
 ratio gets a spread of its own. Drift is real but mostly common to a row: the same build timed
 twice in one command moved its medians by up to 1.8% on prefill rows and 10% on decode rows, the
-baseline's with them, and the rows' ratios by at most 0.3% and 3% (H100, 2026-12-07,
+baseline's with them, and the rows' ratios by at most 0.3% and 3% (H100,
 bench/results/h100-rowops-cache-hints.txt, a and a2, each implementation in its own loop).
 Each implementation's output is checked against torch's before it is timed.
 

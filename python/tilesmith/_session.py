@@ -42,6 +42,8 @@ class GraphDiagnostic:
     cache_key: str | None  # known after the first call
     track_dir: str | None
     notes: tuple = ()  # what the optimization could not use and why (sandbox, tools)
+    # Each candidate the gate judged: {"rewrites", "verdict", "speedup", "reason"}, in order.
+    tried: tuple = ()
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -97,6 +99,7 @@ class GraphState:
         self.installed_report = None
         self._check = None  # the InPlaceCheck while it runs
         self.notes: list[str] = []
+        self.tried: list[dict] = []
         self._fired = False
         self._lock = threading.Lock()
 
@@ -107,7 +110,7 @@ class GraphState:
     def diagnostic(self) -> GraphDiagnostic:
         return GraphDiagnostic(self.index, self.dynamo_graph, self.kind, self.eligible,
                                self.reason, self.status, self.cache_key, self.track_dir,
-                               tuple(self.notes))
+                               tuple(self.notes), tuple(self.tried))
 
     # -- the one-shot shim ---------------------------------------------------------------------
     def arm(self) -> None:
@@ -307,6 +310,7 @@ class GraphState:
                            model_timeout_s=s.patience.get("model_timeout_s"),
                            model_attempts=s.patience.get("model_attempts"))
         self.notes.extend(result.get("notes") or [])
+        self.tried.extend(workspace.tried)
         s.record_agent(self.index, result)
         # A run can end `failed` or `budget_spent` after some loops were accepted (loops >= 2, the
         # search agent running out of rewrites): the last accepted candidate still installs.

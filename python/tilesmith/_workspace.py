@@ -26,6 +26,7 @@ class TrackWorkspace:
         self._winner = None  # the last accepted candidate: the next loop's baseline
         self.evaluations = 0
         self.written = 0
+        self.tried: list[dict] = []  # per evaluation: rewrite kinds, verdict, speedup, reason
 
     # -- the interface ---------------------------------------------------------------------------
     def original(self) -> str:
@@ -71,6 +72,10 @@ class TrackWorkspace:
             self._on_report(d)
         verdict = d.get("verdict", "?")
         reason = d.get("reason", "")
+        from ._install import rewrite_kinds
+
+        self.tried.append({"rewrites": rewrite_kinds(text), "verdict": verdict,
+                           "speedup": d.get("speedup"), "reason": reason})
         if verdict == "accepted":
             self._winner = _identity.with_header(self._header, text)
         self._progress.event(self._label, f"candidate {n}: {reason or verdict}")

@@ -335,7 +335,7 @@ def _paired(base_ms: list[float], ms: list[float], rounds: int) -> dict:
     A host-bound step on the H200 host switches between regimes (e.g. 0.08 and 0.14 ms for the
     same call) that last hundreds of cycles; when a column's steps are split about evenly
     between two regimes its median lands on either side, and the ratio of two such medians
-    read 0.90x for two copies of the same code (groupnorm_silu_fp32, 2026-12-04). Both steps of
+    read 0.90x for two copies of the same code (groupnorm_silu_fp32). Both steps of
     a cycle run within the same regime, so their ratio does not move with it; this is also how
     the gate compares (paired, per call)."""
     ratios = [b / m for b, m in zip(base_ms, ms) if m > 0]
@@ -451,7 +451,10 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                     diag = getattr(tilesmith, "diagnostics", None)
                     if diag is not None:
                         with contextlib.suppress(Exception):
-                            entry["diagnostics"] = [str(d) for d in diag(fn)]
+                            graphs = diag(fn)
+                            entry["diagnostics"] = [str(d) for d in graphs]
+                            entry["tried"] = [{"graph": d.index, **t} for d in graphs
+                                              for t in d.tried]
                 torch.manual_seed(args.seed + 2)
                 got = observe()  # after the install: this is what the user gets
                 err_abs, err_ratio = _compare(got, reference, prob.atol, prob.rtol)
@@ -524,6 +527,8 @@ def _derive(record: dict) -> dict:
     ts = cols.get("tilesmith", {})
     record["installed"] = bool(ts.get("installed"))
     record["rewrites"] = sorted({k for g in ts.get("graphs") or [] for k in g.get("rewrites") or ()})
+    record["tried_rewrites"] = sorted({k for t in ts.get("tried") or [] for k in t.get("rewrites")
+                                       or ()})
     record["incorrect_install"] = bool(ts.get("installed")) and ts.get("correct") is False
     return record
 
@@ -550,6 +555,12 @@ def summarize(records: list[dict]) -> dict:
         for k in r.get("rewrites") or ():
             wins.setdefault(k, []).append(r["problem"])
     summary["installed_by_rewrite"] = wins
+    # Which kinds the gate judged where, installed or not.
+    tried: dict = {}
+    for r in records:
+        for k in r.get("tried_rewrites") or ():
+            tried.setdefault(k, []).append(r["problem"])
+    summary["tried_by_rewrite"] = tried
     summary["speedup_estimators"] = {e: sum(1 for r in done if r.get("speedup_estimator") == e)
                                      for e in ("paired", "ratio_of_medians")}
     summary["devices"] = dict(sorted(collections.Counter(
@@ -605,6 +616,11 @@ def print_table(records: list[dict], summary: dict, out=sys.stdout):
           f"({summary['measured']} of {summary['problems']} measured, {summary['installed']} installed, "
           f"{summary['incorrect_installs']} incorrect installs, min {x(summary['min_speedup_tilesmith'])})",
           file=out)
+    tried, wins = summary.get("tried_by_rewrite") or {}, summary.get("installed_by_rewrite") or {}
+    if tried:
+        print("judged by the gate, by rewrite kind: " + "; ".join(
+            f"{k} on {len(v)} problems (installed on {len(wins.get(k, []))})"
+            for k, v in sorted(tried.items())), file=out)
     if mixed:
         print("rows measured on: " + ", ".join(f"{g} ({n})" for g, n in summary["devices"].items())
               + "; each row's columns share one GPU and one process", file=out)

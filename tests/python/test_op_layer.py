@@ -61,3 +61,33 @@ def test_params_are_the_specs_in_order_with_defaults():
     assert [p["name"] for p in op.spec.params] == list(op.param_values)
     assert repr(MultiHeadAttentionFwdOp(is_causal=True)) == (
         "MultiHeadAttentionFwdOp(is_causal=True, scale=None)")
+
+
+def test_run_into_writes_the_callers_buffers_and_refuses_what_it_cannot_write():
+    from tileops.attention import MultiHeadAttentionFwdOp
+    from tileops.norm import RMSNormFwdOp
+
+    norm = RMSNormFwdOp(eps=1e-6)
+    x, w = torch.randn(6, 32), torch.randn(32)
+    with _kernels.use_reference_backend():
+        y = torch.empty(6, 32)
+        norm.run_into((y,), x, w)
+        torch.testing.assert_close(y, torch.nn.functional.rms_norm(x, (32,), w, 1e-6))
+        for bad, why in [(torch.empty(6, 31), "needs float32"),
+                         (torch.empty(6, 32, dtype=torch.float64), "needs float32"),
+                         (torch.empty(32, 6).t(), "must be contiguous"),
+                         (x, "overlaps input x")]:
+            with pytest.raises(ValueError, match=why):
+                norm.run_into((bad,), x, w)
+        with pytest.raises(ValueError, match="1 output tensors given"):
+            norm.run_into((), x, w)
+        # Attention writes through o's strides: SDPA backends' [B, S, H, D] memory layout.
+        q, k, v = (torch.randn(1, 2, 8, 64, dtype=torch.bfloat16) for _ in range(3))
+        o = torch.empty(1, 8, 2, 64, dtype=torch.bfloat16).transpose(1, 2)
+        MultiHeadAttentionFwdOp(is_causal=True).run_into((o,), q, k, v)
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                               is_causal=True)
+        torch.testing.assert_close(o.float(), ref, rtol=2e-2, atol=2e-2)
+        broadcast = torch.empty(1, 2, 1, 64, dtype=torch.bfloat16).expand(1, 2, 8, 64)
+        with pytest.raises(ValueError, match="overlapping elements"):
+            MultiHeadAttentionFwdOp().run_into((broadcast,), q, k, v)

@@ -98,17 +98,21 @@ def test_summary_geomean_and_incorrect_installs():
 def test_summary_and_table_name_the_installed_rewrites():
     bench = load_bench()
 
-    def rec(name, ts, rewrites):
+    def rec(name, ts, rewrites, tried=()):
         return bench._derive({"problem": name, "status": "ok", "columns": {
             "inductor": {"status": "ok", "ms": 1.0},
             "tilesmith": {"status": "ok", "ms": ts, "installed": bool(rewrites), "correct": True,
-                          "graphs": [{"rewrites": list(r)} for r in rewrites]}}})
+                          "graphs": [{"rewrites": list(r)} for r in rewrites],
+                          "tried": [{"graph": 1, "rewrites": list(r), "verdict": "rejected"}
+                                    for r in tried]}}})
 
-    records = [rec("a", 0.5, [("cuda_graph",), ("autotune", "cuda_graph")]),
-               rec("b", 0.8, [("autotune",)]), rec("c", 1.0, [])]
+    records = [rec("a", 0.5, [("cuda_graph",), ("autotune", "cuda_graph")],
+                   tried=[("cuda_graph", "tileops")]),
+               rec("b", 0.8, [("autotune",)]), rec("c", 1.0, [], tried=[("tileops",)])]
     assert records[0]["rewrites"] == ["autotune", "cuda_graph"] and records[2]["rewrites"] == []
     s = bench.summarize(records)
     assert s["installed_by_rewrite"] == {"autotune": ["a", "b"], "cuda_graph": ["a"]}
+    assert s["tried_by_rewrite"] == {"cuda_graph": ["a"], "tileops": ["a", "c"]}
     import io
 
     out = io.StringIO()
@@ -116,6 +120,7 @@ def test_summary_and_table_name_the_installed_rewrites():
     lines = out.getvalue().splitlines()
     assert lines[2].endswith("(autotune, cuda_graph)") and lines[3].endswith("(autotune)")
     assert not lines[4].endswith(")")
+    assert "tileops on 2 problems (installed on 0)" in out.getvalue()
 
 
 def test_rewrite_kinds_reads_the_search_agents_banners():

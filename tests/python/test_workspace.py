@@ -78,3 +78,14 @@ def test_specs_are_the_tileops_manifest():
     assert text.startswith("RMSNormFwdOp:") and "signature:" in text and "roofline:" in text
     with pytest.raises(KeyError, match="no TileOPs spec named 'Nope'"):
         ws.read_spec("Nope")
+
+
+def test_each_judged_candidate_is_recorded_with_its_rewrite_kinds():
+    from _tscore import agent
+
+    banners = agent.rewrite_banners()
+    ws = _workspace(_Gate())
+    ws.evaluate("slow\n")
+    ws.evaluate(f"{banners['tileops']} (helper v1)\n{banners['cuda_graph']}\nFAST\n")
+    assert [(t["rewrites"], t["verdict"]) for t in ws.tried] == [
+        (("model",), "rejected"), (("cuda_graph", "tileops"), "accepted")]

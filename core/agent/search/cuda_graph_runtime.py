@@ -22,8 +22,8 @@
 #            out of step with each other (a training step's saved activations, shuffled further
 #            by the in-place check's alternation) otherwise fit no earlier graph and captured on
 #            nearly every call: why a transformer block's backward, confirmed at 3.4x by the
-#            gate, timed 6.7x slower in place (H100, 2026-12-06); paced, the same graph timed
-#            1.98x faster than Inductor in place (H100, 2026-12-07).
+#            gate, timed 6.7x slower in place (H100); paced, the same graph timed
+#            1.98x faster than Inductor in place (H100).
 #   outputs: fresh tensors every call, never storage that anything still holds. Each graph
 #            has up to HANDOUTS extra captures of the same launch sequence whose output storages
 #            are handed out as they are: one is replayed only when nothing outside the runtime

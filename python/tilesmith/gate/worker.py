@@ -475,7 +475,7 @@ class Runner:
         self.threads = set(_thread_enumerate())
         self.busy_floor_ms = 0.25
         # The persisting-L2 limit as this context starts, after a reset: on the H200 machines it
-        # reads 11796480 bytes even then (seen 2026-12-03), so only a limit above the reset value
+        # reads 11796480 bytes even then, so only a limit above the reset value
         # is the candidate's doing.
         self.persisting_floor = 0
         if self.cuda:

@@ -1,6 +1,7 @@
 // search_rewrite IN OUT KINDS [SEED]: applies the search agent's rewrites (KINDS: comma-separated
-// cuda_graph, autotune, epilogue) to the wrapper IN and writes OUT. Exit 0 written, 2 refused (the
-// reason on stderr), 1 usage or I/O error. Used by the Python check that candidates compile.
+// names of the rewrite table's rows) to the wrapper IN and writes OUT. Exit 0 written, 2 refused
+// (the reason on stderr), 1 usage or I/O error. Used by the Python check that candidates compile.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -24,16 +25,13 @@ int main(int argc, char** argv) {
   std::vector<RewriteKind> kinds;
   std::stringstream names(argv[3]);
   for (std::string name; std::getline(names, name, ',');) {
-    if (name == "cuda_graph")
-      kinds.push_back(RewriteKind::cuda_graph);
-    else if (name == "autotune")
-      kinds.push_back(RewriteKind::autotune);
-    else if (name == "epilogue")
-      kinds.push_back(RewriteKind::epilogue);
-    else {
+    auto row = std::find_if(rewrite_table().begin(), rewrite_table().end(),
+                            [&](const RewriteInfo& r) { return name == r.name; });
+    if (row == rewrite_table().end()) {
       std::cerr << "unknown rewrite '" << name << "'\n";
       return 1;
     }
+    kinds.push_back(row->kind);
   }
   std::uint64_t seed = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0;
   auto out = apply_rewrites(text.str(), kinds, seed);

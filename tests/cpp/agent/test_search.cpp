@@ -327,6 +327,66 @@ TEST(SearchRewrite, EpilogueRefusesExactGeluOtherKernelsAndOtherUses) {
     EXPECT_FALSE(rewrite_epilogue(fixture(name))) << name;
 }
 
+TEST(SearchRewrite, TileOpsTakesTheNormsMatrixProductsAndAttentionTheLibraryCovers) {
+  // gated MLP: F.rms_norm's kernel (x passed second, eps from the FX fragment) and three mm.
+  const std::string mlp = fixture("gated_mlp_bf16.0.inference.py");
+  auto cand = rewrite_tileops(mlp);
+  ASSERT_TRUE(cand) << cand.error().message;
+  EXPECT_NE(cand->find("_ts_tileops.rms_norm(triton_red_fused__fused_rms_norm_0, [arg1_1, arg0_1, "
+                       "buf1, 2048, 2048], stream0, ins=(0, 1, ), out=2, rows=2048, n=2048, "
+                       "eps=1.1920928955078125e-07)"),
+            std::string::npos);
+  EXPECT_EQ(count(*cand, "_ts_tileops.mm("), 3u);
+  EXPECT_EQ(count(*cand, "extern_kernels.mm(reinterpret_tensor"), 0u);
+  // silu(mm) * mm_1 reads two tensors and writes in place: not SiluAndMul's one [*, 2N] input.
+  EXPECT_EQ(count(*cand, "triton_poi_fused__unsafe_view_mul_silu_1.run("), 1u);
+  EXPECT_EQ(count(*cand, "# ---- tilesmith-search: TileOPs calls"), 1u);
+  EXPECT_TRUE(check_wrapper_abi(mlp, *cand));
+  EXPECT_FALSE(check_candidate(Agency::low, mlp, *cand));  // it changes call()
+
+  // attention block: LayerNorm's kernel, cuDNN SDPA (only [0] used) laid out as call() asserts.
+  const std::string attn = fixture(kAttn);
+  auto a = rewrite_tileops(attn);
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_NE(a->find("_ts_tileops.layer_norm(triton_per_fused_native_layer_norm_0, [arg0_1, "
+                    "arg1_1, arg2_1, buf3, 2048, 1024], stream0, ins=(0, 1, 2, ), out=3, "
+                    "rows=2048, n=1024, eps=1e-05)"),
+            std::string::npos);
+  EXPECT_NE(a->find("buf5 = _ts_tileops.attention((4, 16, 512, 64), (524288, 64, 1024, 1), "
+                    "torch.ops.aten._scaled_dot_product_cudnn_attention.default, "
+                    "reinterpret_tensor(buf4,"),
+            std::string::npos);
+  EXPECT_EQ(count(*a, "extern_kernels.addmm("), 2u);  // TileOPs' GEMM has no bias epilogue
+  EXPECT_TRUE(check_wrapper_abi(attn, *a));
+  // Under the CUDA graph the helper calls are captured like the launches they replace.
+  auto both = apply_rewrites(attn, {RewriteKind::tileops, RewriteKind::cuda_graph});
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_GT(both->find("_ts_tileops.attention("), both->find("def _ts_call_eager("));
+}
+
+TEST(SearchRewrite, TileOpsLeavesWhatTheLibraryDoesNotCover) {
+  // fp32 matrix products (the GEMM is fp16/bf16) and no covered kernel.
+  auto tiny = rewrite_tileops(fixture(kTiny));
+  ASSERT_FALSE(tiny);
+  EXPECT_EQ(tiny.error().code, ts::Errc::rejected);
+  // A training forward keeps SDPA's logsumexp for the backward: attention stays.
+  const std::string attn = fixture(kAttn);
+  std::string kept = attn;
+  auto at = kept.find("        buf6 = buf5[0]");
+  ASSERT_NE(at, std::string::npos);
+  kept.insert(at, "        buf7 = buf5[1]\n");
+  auto cand = rewrite_tileops(kept);
+  ASSERT_TRUE(cand) << cand.error().message;  // the LayerNorm still is
+  EXPECT_EQ(count(*cand, "_ts_tileops.attention("), 0u);
+  // A norm whose kernel also fuses the residual add is not a LayerNorm.
+  std::string fused = attn;
+  auto origin = fused.find("Original ATen: [aten.native_layer_norm]");
+  fused.replace(origin, 39, "Original ATen: [aten.add, aten.native_layer_norm]");
+  auto f = rewrite_tileops(fused);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(count(*f, "_ts_tileops.layer_norm("), 0u);
+}
+
 TEST(SearchRewrite, ComposesInEitherOrder) {
   const std::string original = fixture(kTrainFwd);
   auto a = apply_rewrites(original, {RewriteKind::cuda_graph, RewriteKind::autotune});
@@ -577,9 +637,14 @@ TEST(SearchLoop, ReadsTheGatesRejectionKinds) {
                       graphed(t) && !widened(t) ? "rejected: not_faster (1.01x < 1.02x)"
                                                 : "rejected: too_noisy (spread 9%)");
       },
-      4);
-  ASSERT_GE(speed.evaluated.size(), 2u);
-  EXPECT_TRUE(graphed(speed.evaluated[1]) && widened(speed.evaluated[1]));
+      5);
+  // (the TileOPs calls under the graph come first on this fixture, then the plain graph)
+  auto plain = std::find_if(speed.evaluated.begin(), speed.evaluated.end(), [](const auto& t) {
+    return graphed(t) && t.find("# ---- tilesmith-search: TileOPs calls") == std::string::npos;
+  });
+  ASSERT_TRUE(plain != speed.evaluated.end() && plain + 1 != speed.evaluated.end());
+  EXPECT_FALSE(widened(*plain));
+  EXPECT_TRUE(graphed(plain[1]) && widened(plain[1]));
 
   auto wrong = run_search(
       original,

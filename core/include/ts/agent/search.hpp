@@ -40,7 +40,7 @@ std::unique_ptr<Model> make_model(const Provider& provider, ClientOptions option
 
 // ---- the rewrites, one pure function each (exposed for tests and tools) -----------------------
 
-enum class RewriteKind { cuda_graph, autotune, epilogue, direct_launch };
+enum class RewriteKind { cuda_graph, autotune, epilogue, direct_launch, tileops };
 
 /// One row of the rewrite table (search_rewrite.cpp), in the order the kinds are declared.
 struct RewriteInfo {
@@ -84,6 +84,12 @@ Expected<std::string> rewrite_epilogue(std::string_view wrapper);
 /// call() kept for that first call and whenever the profiler or a debug mode watches;
 /// `Errc::rejected` when call() launches no Triton kernel itself.
 Expected<std::string> rewrite_direct_launch(std::string_view wrapper);
+
+/// Matrix products (bf16/fp16 extern_kernels.mm), forward SDPA attention whose output alone is
+/// used, and Triton kernels whose origins are exactly an RMSNorm, LayerNorm, softmax or
+/// SiLU-and-mul, each computed by the TileOPs op into Inductor's buffer; at run time a call the
+/// op's spec does not cover runs the original. `Errc::rejected` when nothing matches.
+Expected<std::string> rewrite_tileops(std::string_view wrapper);
 
 /// Applies `kinds` in order; the first failure is returned.
 Expected<std::string> apply_rewrites(std::string_view wrapper,
