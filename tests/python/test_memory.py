@@ -44,3 +44,30 @@ def test_a_worker_that_cannot_fit_is_a_plain_reason(monkeypatch, tmp_path):
         Gate("def call(args):\n    return ()\n", args, tmp_path, GateOptions(device="cuda"))
     monkeypatch.setattr(_memory, "tensor_bytes", lambda a, device_type=None: 1 << 30)
     assert _memory.worker_does_not_fit(args, "cuda") is None
+
+
+@pytest.mark.gpu
+def test_an_input_of_a_third_of_the_card_runs_with_inductors_outputs_and_a_plain_outcome(
+        tmp_path, monkeypatch):
+    import tilesmith
+
+    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
+
+    class Silu(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.silu(x)
+
+    hidden = 8192
+    total = torch.cuda.get_device_properties(0).total_memory
+    x = torch.empty(total // 3 // (hidden * 2) + 1, hidden, dtype=torch.bfloat16,
+                    device="cuda").uniform_(-4, 4)
+    fn = tilesmith.compile(Silu(), example_inputs=(x,), agent_model="tilesmith-search",
+                           max_optimization_s=240)
+    y = fn(x)  # never an out-of-memory error raised into the user's call
+    for rows in torch.split(torch.arange(x.shape[0], device="cuda"), 1 << 16):
+        a, b = rows[0].item(), rows[-1].item() + 1
+        torch.testing.assert_close(y[a:b], torch.nn.functional.silu(x[a:b]))
+    (graph,) = tilesmith.diagnostics(fn)
+    print(graph)
+    # installed, or kept on Inductor with the figures that decided it
+    assert graph.status.startswith("installed") or "GiB" in graph.status, graph.status

@@ -118,8 +118,8 @@ def test_summary_and_table_name_the_installed_rewrites():
     out = io.StringIO()
     bench.print_table(records, s, out)
     lines = out.getvalue().splitlines()
-    assert lines[2].endswith("(autotune, cuda_graph)") and lines[3].endswith("(autotune)")
-    assert not lines[4].endswith(")")
+    assert lines[3].endswith("(autotune, cuda_graph)") and lines[4].endswith("(autotune)")
+    assert not lines[5].endswith(")")
     assert "tileops on 2 problems (installed on 0)" in out.getvalue()
 
 
@@ -220,7 +220,7 @@ def test_a_table_of_rows_from_two_gpus_names_each_rows_gpu():
     out = io.StringIO()
     bench.print_table(mixed, s, out)
     lines = out.getvalue().splitlines()
-    assert lines[2].endswith("[NVIDIA H200]") and lines[4].endswith("[NVIDIA H100 80GB HBM3]")
+    assert lines[3].endswith("[NVIDIA H200]") and lines[5].endswith("[NVIDIA H100 80GB HBM3]")
     assert "rows measured on: NVIDIA H100 80GB HBM3 (1), NVIDIA H200 (2)" in lines[-1]
 
 
@@ -425,3 +425,36 @@ def test_a_crash_reports_its_signal_and_the_last_lines(tmp_path):
     r, _ = _run_fake(tmp_path, CRASHING_CHILD)
     assert r["status"] == "crashed"
     assert "signal 11 (SIGSEGV)" in r["error"] and "last words" in r["error"], r["error"]
+
+
+def test_the_oracle_is_the_fastest_column_torch_offers_per_graph(tmp_path):
+    bench = load_bench()
+
+    def rec(name, **speedups):
+        cols = {"inductor": {"status": "ok", "ms": 1.0}}
+        for c, v in speedups.items():
+            cols[c] = {"status": "ok", "ms": 1.0 / v}
+        cols["tilesmith"].update(installed=True, correct=True)
+        return bench._derive({"problem": name, "status": "ok", "columns": cols})
+
+    # a: reduce-overhead is the oracle (2x) and Tilesmith 1.5x over default: 0.75x of it.
+    a = rec("a", tilesmith=1.5, eager=0.5, max_autotune=1.1, reduce_overhead=2.0)
+    assert a["oracle_column"] == "reduce_overhead"
+    assert a["speedup_oracle"] == pytest.approx(0.75)
+    # b: every compiled column is slower than Inductor default itself: default is the oracle.
+    b = rec("b", tilesmith=1.2, eager=0.9, max_autotune=0.95, reduce_overhead=0.99)
+    assert b["oracle_column"] == "inductor" and b["speedup_oracle"] == pytest.approx(1.2)
+    # c: a column missing: its ratio exists but the headline leaves it out.
+    c = rec("c", tilesmith=3.0, eager=1.0)
+    s = bench.summarize([a, b, c])
+    assert s["oracle_measured"] == 2 and s["below_oracle"] == ["a"]
+    assert s["geomean_oracle"] == pytest.approx((0.75 * 1.2) ** 0.5)
+    import io
+
+    out = io.StringIO()
+    bench.print_table([a, b, c], s, out)
+    head = out.getvalue().splitlines()[0]
+    assert "per-graph oracle" in head and "0.949x on 2 problems" in head
+    assert "0.75x" in out.getvalue().splitlines()[3]
+    plot = bench.write_plot([a, b, c], tmp_path / "plot.svg")
+    assert "0.949x on 2 problems" in plot.read_text()
