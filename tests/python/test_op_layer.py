@@ -79,7 +79,7 @@ def test_run_into_writes_the_callers_buffers_and_refuses_what_it_cannot_write():
                          (x, "overlaps input x")]:
             with pytest.raises(ValueError, match=why):
                 norm.run_into((bad,), x, w)
-        with pytest.raises(ValueError, match="1 output tensors given"):
+        with pytest.raises(ValueError, match="0 output tensors given, the spec declares 1"):
             norm.run_into((), x, w)
         # Attention writes through o's strides: SDPA backends' [B, S, H, D] memory layout.
         q, k, v = (torch.randn(1, 2, 8, 64, dtype=torch.bfloat16) for _ in range(3))
