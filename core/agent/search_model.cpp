@@ -315,11 +315,17 @@ class SearchModel final : public Model {
       return answer(std::move(content), std::move(calls), prompt_bytes);
     };
 
-    if (h.last_reply_final)  // it already said there is nothing left; asking again changes nothing
+    if (h.last_reply_final) {  // it already said there is nothing left; asking again changes
+                               // nothing
+      // The error is what the user reads in diagnostics(): say why each rewrite was not proposed.
+      std::string why;
+      if (h.base)
+        for (const auto& s : plan_next(h, seed_).skipped) why += (why.empty() ? "" : "; ") + s;
       return fail(Errc::rejected,
                   fmt::format("tilesmith-search has nothing more to propose for this graph ({} "
-                              "candidate(s) tried)",
-                              h.tried.size()));
+                              "candidate(s) tried){}",
+                              h.tried.size(), why.empty() ? "" : "; not proposed: " + why));
+    }
     if (!h.has_tools)
       return say(
           "tilesmith-search needs the read_attempt, write_candidate and evaluate tools; "

@@ -433,7 +433,7 @@ std::string cuda_graph_blocker(std::string_view text, const std::vector<std::str
       {"CUDAGraph", "it already uses CUDA graphs"},
   };
   for (const auto& p : kPatterns)
-    if (code.find(p.needle) != std::string::npos) return fmt::format("call() {}", p.why);
+    if (code.find(p.needle) != std::string::npos) return fmt::format("call(): {}", p.why);
   for (const auto& k : kernels) {
     std::string_view body = text.substr(k.body_begin, k.body_end - k.body_begin);
     if (body.find("tl.rand") != std::string_view::npos || contains_word(body, "load_seed"))

@@ -524,6 +524,11 @@ TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {
   EXPECT_EQ(run.result.outcome, Outcome::failed);
   EXPECT_NE(run.result.reason.find("nothing more to propose"), std::string::npos)
       << run.result.reason;
+  // What the user reads in diagnostics(): why the rewrites left were not proposed.
+  EXPECT_NE(run.result.reason.find("; not proposed: epilogue: the activation after the matmul is "
+                                   "exact (erf) GELU"),
+            std::string::npos)
+      << run.result.reason;
   // read, profile (an addmm and a 22M-element GELU: which dominates is measured), 6 proposals
   // (graph, graph+autotune, direct launches, autotune, direct+autotune, autotune variant),
   // final, refusal.
