@@ -184,8 +184,17 @@ Plan plan_next(const History& h, std::uint64_t seed) {
   for (const auto& t : h.tried) {
     tried_texts.insert(t.text);
     if (!t.report || !broken_rejection(*t.report)) continue;
+    // A wrong value from a proposal that computes some values differently is blamed on those
+    // kinds alone: the CUDA graph under TileOPs calls stays proposable by itself.
+    std::vector<RewriteKind> in_proposal, arithmetic;
     for (const auto& r : rewrite_table())
-      if (t.id.find(r.name) != std::string::npos) broken.insert(r.kind);
+      if (t.id.find(r.name) != std::string::npos) {
+        in_proposal.push_back(r.kind);
+        if (r.changes_arithmetic) arithmetic.push_back(r.kind);
+      }
+    const bool numeric = t.report->value("reason", "").find("incorrect") != std::string::npos;
+    for (RewriteKind k : numeric && !arithmetic.empty() ? arithmetic : in_proposal)
+      broken.insert(k);
   }
 
   // Which rewrites apply to this base at this agency.

@@ -1208,23 +1208,23 @@ const std::vector<RewriteInfo>& rewrite_table() {
       {RewriteKind::cuda_graph, "cuda_graph", "# ---- tilesmith-search: CUDA graph replay",
        "capture call()'s launch sequence in a CUDA graph and replay it (inputs checked by "
        "address or copied in, outputs fresh each call, the original kept as fallback)",
-       false, [](std::string_view w, std::uint64_t) { return rewrite_cuda_graph(w); }},
+       false, false, [](std::string_view w, std::uint64_t) { return rewrite_cuda_graph(w); }},
       {RewriteKind::autotune, "autotune", "# ---- tilesmith-search: wider autotuning",
-       "autotune every Triton kernel over Inductor's configs plus warp/block variants", true,
+       "autotune every Triton kernel over Inductor's configs plus warp/block variants", true, false,
        [](std::string_view w, std::uint64_t seed) { return rewrite_autotune(w, seed); }},
       {RewriteKind::epilogue, "epilogue", "# ---- tilesmith-search: epilogue fusion",
        "fuse each matmul + bias + ReLU/tanh-GELU into one cuBLASLt call (its epilogue)", false,
-       [](std::string_view w, std::uint64_t) { return rewrite_epilogue(w); }},
+       true, [](std::string_view w, std::uint64_t) { return rewrite_epilogue(w); }},
       {RewriteKind::direct_launch, "direct_launch",
        "# ---- tilesmith-search: direct Triton launches",
        "launch each Triton kernel through its one compiled launcher, skipping "
        "CachingAutotuner.run's per-launch checks (the original kept for the first call)",
-       false, [](std::string_view w, std::uint64_t) { return rewrite_direct_launch(w); }},
+       false, false, [](std::string_view w, std::uint64_t) { return rewrite_direct_launch(w); }},
       {RewriteKind::tileops, "tileops", "# ---- tilesmith-search: TileOPs calls",
        "compute matrix products, SDPA attention, RMSNorm, LayerNorm, softmax and SiLU-and-mul "
        "with this project's TileOPs ops, into Inductor's buffers (each call the op's spec does "
        "not cover runs the original)",
-       false, [](std::string_view w, std::uint64_t) { return rewrite_tileops(w); }},
+       false, true, [](std::string_view w, std::uint64_t) { return rewrite_tileops(w); }},
   };
   return table;
 }

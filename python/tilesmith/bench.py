@@ -472,6 +472,9 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                     entry["max_abs_err_vs_inductor"] = ind_abs
                     correct = correct or ind_ratio <= 1.0
                 entry["correct"] = correct
+                # The outputs go before the timing: next to the inputs and the step's own outputs
+                # they could be what no longer fits (an input of a third of the card).
+                del observe, got
                 # A short timing now, so a deadline striking later still leaves a figure; the
                 # interleaved timing below replaces it (and keeps it as ms_sequential).
                 entry.update(_time(step, device, max(5, args.min_runs // 3), args.max_runs,
@@ -479,7 +482,6 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 entry["timing"] = "sequential"
                 entry["status"] = "ok"
                 live[column] = (step, fn, model)
-                del observe, got
             except Exception as e:  # one column failing does not end the problem
                 entry["status"] = "error"
                 entry["error"] = f"{type(e).__name__}: {e}"

@@ -515,6 +515,24 @@ TEST(SearchLoop, TheEpilogueGoesFirstUnderTheGraphAndIsDroppedOnceWrong) {
   for (const auto& t : lowrun.evaluated) EXPECT_FALSE(fused(t));
 }
 
+TEST(SearchLoop, AWrongTileOpsCandidateUnderTheGraphLeavesTheGraphProposable) {
+  const std::string original = fixture(kAttn);
+  auto tileops = [](const std::string& t) {
+    return t.find("# ---- tilesmith-search: TileOPs calls") != std::string::npos;
+  };
+  auto run = run_search(
+      original,
+      [&](const std::string& t) {
+        return tileops(t) ? report(false, 0, "rejected: incorrect (normal: out[0] max abs err 56)")
+                          : report(false, 0.97, "rejected: marginal (0.97x)");
+      },
+      std::nullopt);
+  ASSERT_GE(run.evaluated.size(), 2u);
+  EXPECT_TRUE(tileops(run.evaluated[0]) && graphed(run.evaluated[0]));
+  EXPECT_TRUE(graphed(run.evaluated[1]) && !tileops(run.evaluated[1]));
+  for (size_t i = 1; i < run.evaluated.size(); ++i) EXPECT_FALSE(tileops(run.evaluated[i])) << i;
+}
+
 TEST(SearchLoop, EveryProposalCostsOneCallAndTheSearchEndsWhenNothingIsLeft) {
   const std::string original = fixture(kMlp);
   auto slower = [](const std::string&) {
@@ -571,10 +589,16 @@ TEST(SearchLoop, AnIncorrectRewriteIsNotProposedAgain) {
       },
       std::nullopt);
   EXPECT_EQ(run.result.outcome, Outcome::accepted) << run.result.reason;
-  ASSERT_EQ(run.evaluated.size(), 2u);
-  EXPECT_TRUE(graphed(run.evaluated[0]));
-  EXPECT_FALSE(graphed(run.evaluated[1]));  // not graph+autotune: the graph was wrong here
-  EXPECT_TRUE(direct(run.evaluated[1]));
+  auto tileops = [](const std::string& t) {
+    return t.find("# ---- tilesmith-search: TileOPs calls") != std::string::npos;
+  };
+  ASSERT_EQ(run.evaluated.size(), 3u);
+  // TileOPs calls under the graph, wrong: blamed on the TileOPs calls; then the graph alone,
+  // wrong too: no graph+autotune after it.
+  EXPECT_TRUE(graphed(run.evaluated[0]) && tileops(run.evaluated[0]));
+  EXPECT_TRUE(graphed(run.evaluated[1]) && !tileops(run.evaluated[1]));
+  EXPECT_FALSE(graphed(run.evaluated[2]));
+  EXPECT_TRUE(direct(run.evaluated[2]));
 }
 
 TEST(SearchLoop, AgencyLowProposesOnlyStructurePreservingRewrites) {

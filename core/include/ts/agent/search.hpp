@@ -49,6 +49,9 @@ struct RewriteInfo {
   const char* banner;         // the comment every candidate it writes carries
   const char* description;    // what a proposal says it does
   bool structure_preserving;  // keeps the wrapper's structure (all agency "low" admits)
+  // Computes some values with other kernels than Inductor's: in a combined proposal the gate
+  // rejects as wrong, the likelier culprit (the other kinds stay proposable on their own).
+  bool changes_arithmetic;
   Expected<std::string> (*apply)(std::string_view wrapper, std::uint64_t seed);
 };
 const std::vector<RewriteInfo>& rewrite_table();
