@@ -11,7 +11,7 @@ echo "== building and installing the project"
 
 echo "== main job"
 tileops validate
-tileops show GEMMFwdOp
+"$PYTHON" examples/quickstart.py
 if "$PYTHON" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
   echo "== short benchmark (a CUDA GPU is present): first workload of each op, vs the strongest baseline"
   tileops bench --quick --no-compile

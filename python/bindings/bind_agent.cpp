@@ -1,4 +1,5 @@
-// _tscore.agent: the C++ agent runtime driven from Python (INTERFACES.md §2).
+// _tscore.agent: the C++ agent runtime driven from Python over a Python
+// workspace (ts/agent/workspace.hpp's Workspace).
 //
 //   from _tscore import agent
 //   ok, text = agent.resolve("gpt-5", env=None)       # (True, describe()) or (False, reason)

@@ -10,6 +10,6 @@ The op modules (norm, softmax, activation, rope, gemm, attention) import torch; 
 from _tscore import __version__
 
 from . import manifest, registry
-from ._kernels import KernelsNotBuilt
+from ._kernels import KernelsNotBuilt, use_reference_backend
 
-__all__ = ["__version__", "manifest", "registry", "KernelsNotBuilt"]
+__all__ = ["__version__", "manifest", "registry", "KernelsNotBuilt", "use_reference_backend"]

@@ -1,4 +1,4 @@
-"""Which Inductor graphs Tilesmith may optimize (reference/inductor.md §3).
+"""Which Inductor graphs Tilesmith may optimize.
 
 Decided inside the inner-compile hook, after compile_fx_inner returned (so after post_compile).
 Eligible: a raw single-GPU CUDA Python wrapper (`CompiledFxGraph`), whatever it embeds: Triton

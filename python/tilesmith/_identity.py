@@ -1,7 +1,6 @@
 """What a graph is: the canonical wrapper text, the FX header of each attempt, the cache key.
 
-The cache key is the 64-hex SHA-256 of the generated graph and its optimization environment
-(reference/inductor.md §4.3):
+The cache key is the 64-hex SHA-256 of the generated graph and its optimization environment:
 
     sha256(json({"graph": {fx_graph_cache_key | sha256(normalized wrapper),
                            sha256(post-grad FX text without file paths)},

@@ -535,7 +535,7 @@ class TilesmithBackend:
                 PROGRESS.event(f"graph {dynamo_graph}", f"not observed ({_reason_of(e)})")
             return out
 
-        # An AOTAutograd-cache hit would skip every inner compile (inductor.md §1.4); the FX graph
+        # An AOTAutograd-cache hit would skip every inner compile (and with it this hook); the FX graph
         # cache inside compile_fx_inner stays on, so warm starts stay cheap.
         with torch._functorch.config.patch(enable_autograd_cache=False):
             return compile_fx(gm, example_inputs, inner_compile=tilesmith_inner_compile,

@@ -1,6 +1,6 @@
 """The agent's workspace for one graph: the run track (rolling attempts, profiles) and the gate.
 
-Implements the Python side of INTERFACES.md §2: original(), write_candidate(), evaluate(),
+The Python side of ts::agent::Workspace (core/include/ts/agent/workspace.hpp): original(), write_candidate(), evaluate(),
 profile(), list_specs(), read_spec(), track_dir(). Exceptions raised here reach the model as tool
 errors (the binding turns them into text); they never reach the user's program.
 """

@@ -48,7 +48,7 @@ def _cpu_training_forward():
             if not kw.get("is_backward"):
                 seen.append(out)
             return out
-        with torch._functorch.config.patch(enable_autograd_cache=False):  # inductor.md §1.4
+        with torch._functorch.config.patch(enable_autograd_cache=False):  # a cache hit skips the inner compile
             return compile_fx(gm, ex, inner_compile=inner)
 
     lin = torch.nn.Linear(8, 8)

@@ -1,6 +1,6 @@
 # The corpus's base graph (the "original" every candidate here is gated against).
 #
-# Inductor wrapper ABI (reference/inductor.md §2): call(args) unpacks, clears the caller's list,
+# Inductor wrapper ABI: call(args) unpacks, clears the caller's list,
 # returns a tuple. Written with plain torch ops so the same module runs on CPU (CI, no compile
 # time) and on CUDA (scripts/gpu/gate.sh with larger shapes).
 #

@@ -1,5 +1,5 @@
-"""TEST DOUBLE of tilesmith.gate (INTERFACES.md §1), for the integration tests only; never
-shipped. The real gate (branch `gate`) runs candidates in child processes with paired timing and
+"""TEST DOUBLE of tilesmith.gate (python/tilesmith/gate), for the integration tests only; never
+shipped. The real gate runs candidates in child processes with paired timing and
 a confirmation run; this double runs them in the test process, compares outputs against the
 original on fresh copies of the captured arguments, times a few calls each, and accepts every
 candidate that is correct (it has no speed threshold). Each call is logged as a JSON line to

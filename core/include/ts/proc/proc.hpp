@@ -2,8 +2,8 @@
 //
 // The gate never runs candidate code in its own process: a worker child does, and this file is
 // how the host starts it, feeds it, bounds it in time and output, and makes sure nothing it
-// spawned survives it (reward hack T2 in reference/agentic.md §4: work pushed to a background
-// process that keeps running after the timed region).
+// spawned survives it (a candidate could otherwise push its work to a background process that
+// keeps running after the timed region).
 //
 //   ts::proc::RunOptions opt;
 //   opt.argv = {"python3", "-c", "print(1)"};
