@@ -100,7 +100,7 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
     // 64-thread CTAs fit the common item counts per token exactly ((Hq + Hk) * 8 for head dim 128
     // in 16 bits: 320 for Llama-3-8B, 576 for 70B), where 128 threads leave a CTA half empty: on
     // the H200, Llama-3-8B prefill (8192 tokens, bf16, in place) ran 49.5 us with config 0 and
-    // 50.4 with config 1; the flattened configs 52.4 and 68.9 (scripts/gpu/rope_probe.py). The
+    // 50.4 with config 1; the flattened configs 52.4 and 68.9 (dev/rope_probe.py). The
     // scalar path (half not a multiple of the vector) keeps 128: GPT-NeoX-20B's partial rotary
     // row ran 64.4 us with config 0 against 47.8 with config 1.
     config = vectorized || items <= 64 || a.tokens < 2 * current_sm_count() ? 0 : 1;

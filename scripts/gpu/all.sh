@@ -41,13 +41,13 @@ run_phase() {
       timeout "$limit" python3 -m tileops.cli bench --tune --no-compile ${TILEOPS_TUNED_ARGS:-${TILEOPS_BENCH_ARGS:-}} --json "$dir/bench.json" > "$dir/bench.log" 2>&1
       cp -r "$TILESMITH_CACHE_DIR/tileops/tune" "$dir/" 2>/dev/null ;;
     decode_probe)  # tileops against torch.compile on the decode rows: events and the CUPTI timeline, then ncu
-      timeout "$((limit / 2))" python3 scripts/gpu/decode_probe.py --settle --graph --plain-flush --trace > "$dir/events.txt" 2>&1
+      timeout "$((limit / 2))" python3 dev/decode_probe.py --settle --graph --plain-flush --trace > "$dir/events.txt" 2>&1
       timeout "$((limit / 3))" ncu --clock-control none --csv --metrics \
         gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
-        python3 scripts/gpu/decode_probe.py --runs 2 > "$dir/ncu.csv" 2> "$dir/ncu.log" ;;
+        python3 dev/decode_probe.py --runs 2 > "$dir/ncu.csv" 2> "$dir/ncu.log" ;;
     search_runtime)  # the search agent's CUDA graph runtime and direct launches on real graphs (tests marked gpu)
       timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider tests/python/test_search_runtime.py tests/python/test_direct_launch.py -rfE > "$dir/pytest.log" 2>&1 ;;
-    suite_probe) timeout "$limit" python3 scripts/gpu/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
+    suite_probe) timeout "$limit" python3 dev/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
     sandbox)  # the workers' sandbox here: bwrap, namespaces, a CUDA run inside, the sandbox tests
       timeout "$((limit / 2))" python3 scripts/gpu/sandbox_probe.py > "$dir/probe.log" 2>&1
       local probe_rc=$?

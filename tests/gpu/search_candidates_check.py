@@ -3,7 +3,7 @@
     python tests/gpu/search_candidates_check.py CANDIDATE_DIR OUT_JSON
 
 CANDIDATE_DIR holds `<name>.py` (an Inductor CUDA wrapper, with its get_args() footer) and
-`<name>.<rewrites>.py` candidates written by the search_rewrite tool (scripts/gpu/search_prepare.sh).
+`<name>.<rewrites>.py` candidates written by the search_rewrite tool (dev/search_prepare.sh).
 For every candidate, with the inputs of the wrapper's get_args():
   - outputs equal the original's (bitwise for the CUDA graph; within a dtype tolerance where
     autotuning may change a reduction order), over trials with fresh inputs and with the same

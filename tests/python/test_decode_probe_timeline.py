@@ -1,4 +1,4 @@
-"""scripts/gpu/decode_probe.py's timeline analysis on a small made-up CUPTI trace (no GPU)."""
+"""dev/decode_probe.py's timeline analysis on a small made-up CUPTI trace (no GPU)."""
 
 import importlib.util
 from pathlib import Path
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu" / "decode_probe.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "dev" / "decode_probe.py"
 
 
 def load_probe():

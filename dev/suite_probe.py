@@ -4,7 +4,7 @@ its own benchmark arguments, and the host functions a compiled step spends its t
 (cProfile). A diagnostic for problems where Tilesmith finds nothing (e.g. eager beating
 Inductor); not part of any test.
 
-    python scripts/gpu/suite_probe.py OUT_DIR NAME [NAME ...]     # names of bench/suite/*.py
+    python dev/suite_probe.py OUT_DIR NAME [NAME ...]     # names of bench/suite/*.py
 """
 
 import cProfile
@@ -18,7 +18,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from tilesmith.bench import _Problem
 
-SUITE = Path(__file__).resolve().parents[2] / "bench" / "suite"
+SUITE = Path(__file__).resolve().parents[1] / "bench" / "suite"
 
 
 def kernel_table(step, runs: int = 20) -> list[tuple[str, float, int]]:

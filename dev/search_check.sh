@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # On the H200: every search candidate in build/search-candidates/ (made by
-# scripts/gpu/search_prepare.sh, carried) against the Inductor wrapper it rewrites: outputs,
+# dev/search_prepare.sh, carried) against the Inductor wrapper it rewrites: outputs,
 # aliasing, effects on inputs, output freshness, that the CUDA graph path really ran, and the
 # speedup with the same and with fresh inputs. Writes search_check.json and .txt to $OUT.
-#   source scripts/gpu/env.sh; bash scripts/gpu/search_check.sh
+#   source scripts/gpu/env.sh; bash dev/search_check.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tilesmith-search-check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1

@@ -6,7 +6,7 @@ DRAM bytes can be set side by side:
 
     ncu --clock-control none --csv --metrics gpu__time_duration.sum,smsp__inst_executed.sum,\
 dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,\
-launch__registers_per_thread python3 scripts/gpu/decode_probe.py --runs 2 > decode_probe.csv
+launch__registers_per_thread python3 dev/decode_probe.py --runs 2 > decode_probe.csv
 
 It also prints the medians of the same calls timed as tileops bench times them
 (tileops.timing.time_runs: the L2 flushed before each, CUDA events). With --trace it also times the same flushed

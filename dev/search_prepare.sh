@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On this (CPU) machine: writes the search agent's candidates for Inductor wrappers into
-# build/search-candidates/ (carry that path to the GPU machine for scripts/gpu/search_check.sh).
-#   bash scripts/gpu/search_prepare.sh [WRAPPER_DIR]   (default: tests/data/inductor_cuda)
-#   SEARCH_REWRITE=build/cpp/tests/cpp/agent/search_rewrite bash scripts/gpu/search_prepare.sh
+# build/search-candidates/ (carry that path to the GPU machine for dev/search_check.sh).
+#   bash dev/search_prepare.sh [WRAPPER_DIR]   (default: tests/data/inductor_cuda)
+#   SEARCH_REWRITE=build/cpp/tests/cpp/agent/search_rewrite bash dev/search_prepare.sh
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 SRC=${1:-tests/data/inductor_cuda}
 # SEARCH_REWRITE names an already built tool; else one is built in its own build directory.
 TOOL=${SEARCH_REWRITE:-build/search-tool/tests/cpp/agent/search_rewrite}

@@ -2,7 +2,7 @@
 developing rewriters), and times each graph three ways: Inductor's call(), eager, and a CUDA
 graph replay of call() (what launch-overhead removal could win).
 
-    python scripts/gpu/dump_wrappers.py OUT_DIR
+    python dev/dump_wrappers.py OUT_DIR
 """
 
 import json
