@@ -458,3 +458,42 @@ def test_the_oracle_is_the_fastest_column_torch_offers_per_graph(tmp_path):
     assert "0.75x" in out.getvalue().splitlines()[3]
     plot = bench.write_plot([a, b, c], tmp_path / "plot.svg")
     assert "0.949x on 2 problems" in plot.read_text()
+
+
+def test_a_columns_compared_outputs_are_freed_before_it_is_timed(tmp_path, monkeypatch):
+    # With an input of a third of the card, the compared outputs held through the timing (next
+    # to the input and each step's own output) were what ran every column out of memory.
+    import argparse
+    import gc
+    import weakref
+
+    bench = load_bench()
+    (tmp_path / "a_tiny.py").write_text(TINY)
+    observed = []
+    step_fn = bench._Problem.step_fn
+
+    def watched_step_fn(self, model, fn, mark_step=False):
+        step, observe = step_fn(self, model, fn, mark_step)
+
+        def watched():
+            got = observe()
+            observed.extend(weakref.ref(t) for t in got if isinstance(t, torch.Tensor))
+            return got
+
+        return step, watched
+
+    alive_at_timing = []
+
+    def timed(step, device, *a):
+        gc.collect()
+        alive_at_timing.append(sum(r() is not None for r in observed))
+        return {"ms": 1.0}
+
+    monkeypatch.setattr(bench._Problem, "step_fn", watched_step_fn)
+    monkeypatch.setattr(bench, "_time", timed)
+    args = argparse.Namespace(seed=0, device="cpu", agent_model="tilesmith-search",
+                              max_model_calls=1, min_runs=3, max_runs=5, target_s=0.01)
+    bench.run_child(tmp_path / "a_tiny.py", ["eager"], tmp_path / "r.json", args)
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["columns"]["eager"]["status"] == "ok", record
+    assert observed and alive_at_timing == [0]
