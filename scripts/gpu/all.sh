@@ -5,7 +5,8 @@
 # (copy the parts to .gpu/ here so the next run starts warm).
 #   bash scripts/gpu/all.sh PHASE:SECONDS ...    phases: tileops tileops_bench tileops_tuned
 #                                                decode_probe suite_probe search_runtime gate
-#                                                tilesmith bench_quick sandbox
+#                                                tilesmith bench_quick sandbox large
+#                                                attention_probe
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
 #      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
 #      TILEOPS_TUNED_ARGS (tileops_tuned; default TILEOPS_BENCH_ARGS),
@@ -48,6 +49,10 @@ run_phase() {
     search_runtime)  # the search agent's CUDA graph runtime and direct launches on real graphs (tests marked gpu)
       timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider tests/python/test_search_runtime.py tests/python/test_direct_launch.py -rfE > "$dir/pytest.log" 2>&1 ;;
     suite_probe) timeout "$limit" python3 dev/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
+    large)  # bench/large (an input of a third of the card): every column measured, or why not
+      timeout "$limit" python3 python/tilesmith/bench.py bench/large --columns eager,inductor,tilesmith \
+        --timeout "$((limit - 10))" --out "$dir/large.json" --log "$dir/large.log" > "$dir/run.log" 2>&1 ;;
+    attention_probe) timeout "$limit" python3 dev/attention_probe.py > "$dir/probe.log" 2>&1 ;;
     sandbox)  # the workers' sandbox here: bwrap, namespaces, a CUDA run inside, the sandbox tests
       timeout "$((limit / 2))" python3 scripts/gpu/sandbox_probe.py > "$dir/probe.log" 2>&1
       local probe_rc=$?
