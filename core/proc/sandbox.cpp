@@ -130,6 +130,20 @@ Expected<std::vector<std::string>> sandbox_argv(const Sandbox& box, const std::s
   }
   for (const auto& r : box.readable)
     if (exists(r)) a.insert(a.end(), {"--ro-bind", r, r});
+  // A readable path above a hidden one (a script run from /tmp puts /tmp on the Python path,
+  // above a HOME there) would bring the hidden one back: hide it again on top.
+  auto within = [](const std::string& path, const std::string& dir) {
+    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                           (dir.back() == '/' || path[dir.size()] == '/'));
+  };
+  for (const auto& h : box.hidden) {
+    if (!is_dir(h)) continue;
+    for (const auto& r : box.readable)
+      if (exists(r) && within(h, r)) {
+        a.insert(a.end(), {"--tmpfs", h});
+        break;
+      }
+  }
   for (const auto& w : box.writable) {
     if (!is_dir(w))
       return fail(Errc::not_found, fmt::format("sandbox: writable '{}' is not a directory", w));

@@ -75,6 +75,23 @@ TEST_F(SandboxTest, OnlyWritablePathsCanBeWritten) {
   EXPECT_FALSE(fs::exists("/usr/evil"));
 }
 
+TEST_F(SandboxTest, AReadablePathAboveAHiddenOneKeepsItHidden) {
+  // A program run from /tmp has /tmp on its Python path (readable) and may have HOME below it.
+  TempDir top;
+  fs::create_directories(top.path / "home");
+  std::ofstream(top.path / "home" / "token") << "sk-secret-value";
+  std::ofstream(top.path / "module.py") << "x = 1\n";
+  Sandbox box = Sandbox::untrusted();
+  box.hidden.push_back((top.path / "home").string());
+  box.readable = {top.path.string()};
+  auto r = run_ok(confined(
+      "cat " + (top.path / "module.py").string() + "; ls -A " + (top.path / "home").string() +
+          "; touch " + (top.path / "home" / "w").string() + " 2>/dev/null && echo WROTE; exit 0",
+      box));
+  EXPECT_TRUE(r.succeeded()) << r.stderr_bytes;
+  EXPECT_EQ(r.stdout_bytes, "x = 1\n");
+}
+
 TEST_F(SandboxTest, HiddenPathsLookEmpty) {
   TempDir secret;
   std::ofstream(secret.path / "token") << "sk-secret-value";
