@@ -600,14 +600,23 @@ Activation inplace_activation(std::string_view text, const KernelSource& k) {
 
 // Sizes and strides of `buf = empty_strided_cuda((..), (..), dtype)` in call()'s body, when
 // the buffer is contiguous row-major: its element count, else nullopt.
-std::optional<long long> contiguous_numel(const std::vector<std::string_view>& lines,
-                                          const CallSite& site, std::string_view buf) {
+// The arguments (sizes, strides, dtype) of `buf = empty_strided_cuda(...)` in call()'s body.
+std::optional<std::vector<std::string_view>> allocation_args(
+    const std::vector<std::string_view>& lines, const CallSite& site, std::string_view buf) {
   const std::string head = std::string(buf) + " = empty_strided_cuda(";
   for (size_t i = site.body_begin; i < site.body_end; ++i) {
     auto code = trim(code_part(lines[i]));
     if (!starts_with(code, head)) continue;
     auto args = split_top_level(code.substr(head.size(), code.size() - head.size() - 1), ',');
     if (args.size() != 3) return std::nullopt;
+    return args;
+  }
+  return std::nullopt;
+}
+
+std::optional<long long> contiguous_numel(const std::vector<std::string_view>& lines,
+                                          const CallSite& site, std::string_view buf) {
+  if (auto args = allocation_args(lines, site, buf)) {
     auto ints = [](std::string_view tuple) -> std::optional<std::vector<long long>> {
       tuple = trim(tuple);
       if (tuple.size() < 2 || tuple.front() != '(' || tuple.back() != ')') return std::nullopt;
@@ -621,7 +630,7 @@ std::optional<long long> contiguous_numel(const std::vector<std::string_view>& l
       }
       return out;
     };
-    auto sizes = ints(args[0]), strides = ints(args[1]);
+    auto sizes = ints((*args)[0]), strides = ints((*args)[1]);
     if (!sizes || !strides || sizes->size() != strides->size()) return std::nullopt;
     long long numel = 1;
     for (size_t d = sizes->size(); d-- > 0;) {
@@ -1058,15 +1067,8 @@ std::optional<TileOpsKernel> tileops_kernel(std::string_view wrapper,
 // The dtype of `buf = empty_strided_cuda(..., torch.<dtype>)` in call(), or "".
 std::string buffer_dtype(const std::vector<std::string_view>& lines, const detail::CallSite& site,
                          std::string_view buf) {
-  const std::string head = std::string(buf) + " = empty_strided_cuda(";
-  for (size_t i = site.body_begin; i < site.body_end; ++i) {
-    auto code = detail::trim(detail::code_part(lines[i]));
-    if (!detail::starts_with(code, head)) continue;
-    auto args =
-        detail::split_top_level(code.substr(head.size(), code.size() - head.size() - 1), ',');
-    return args.size() == 3 ? std::string(args[2]) : std::string();
-  }
-  return {};
+  auto args = detail::allocation_args(lines, site, buf);
+  return args ? std::string((*args)[2]) : std::string();
 }
 
 // `kernel.run(args, stream=S)` as a helper call, or nullopt when the launch is not one it takes.
@@ -1140,11 +1142,13 @@ std::optional<std::string> tileops_attention(const std::vector<std::string_view>
     }
   }
   if (out.empty()) return std::nullopt;
-  const std::string head = "assert_size_stride(" + out + ", ";
+  const std::string_view call_head = "assert_size_stride(";
+  const std::string head = std::string(call_head) + out + ", ";
   for (size_t j = i + 1; j < site.body_end; ++j) {
     auto c = detail::trim(detail::code_part(lines[j]));
     if (!detail::starts_with(c, head)) continue;
-    auto args = detail::split_top_level(c.substr(19, c.size() - 20), ',');
+    auto args =
+        detail::split_top_level(c.substr(call_head.size(), c.size() - call_head.size() - 1), ',');
     if (args.size() < 3) return std::nullopt;
     return fmt::format("{} = _ts_tileops.attention({}, {}, {}, {})", lhs, args[1], args[2], op,
                        rhs.substr(open + 1, rhs.size() - open - 2));

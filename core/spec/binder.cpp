@@ -4,6 +4,7 @@
 #include "ts/spec/binder.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -210,6 +211,19 @@ int64_t numel_of(const TensorArg& t) {
   return n;
 }
 
+// The input (other than `skip`) a written tensor shares memory with, if any.
+std::optional<size_t> shared_input(const OpModel& m, std::span<const TensorArg> inputs,
+                                   const TensorArg& w, std::optional<size_t> skip) {
+  if (w.address == 0) return std::nullopt;
+  for (size_t j = 0; j < m.inputs.size(); ++j) {
+    const TensorArg& o = inputs[j];
+    if (j == skip || !o.present || o.address == 0 || numel_of(o) == 0) continue;
+    if (has_negative_stride(w) || has_negative_stride(o) || may_overlap(footprint(w), footprint(o)))
+      return j;
+  }
+  return std::nullopt;
+}
+
 // Mutated inputs: no broadcast dimension, no memory shared with any other input.
 Expected<void> check_writes(const OpModel& m, std::span<const TensorArg> inputs) {
   for (size_t k = 0; k < m.inputs.size(); ++k) {
@@ -222,18 +236,63 @@ Expected<void> check_writes(const OpModel& m, std::span<const TensorArg> inputs)
                                 "broadcast (stride 0); pass a tensor with its own memory "
                                 "(.contiguous())",
                                 m.name, m.inputs[k].name, d, w.shape[d]));
-    if (w.address == 0) continue;
-    for (size_t j = 0; j < m.inputs.size(); ++j) {
-      const TensorArg& o = inputs[j];
-      if (j == k || !o.present || o.address == 0 || numel_of(o) == 0) continue;
-      const bool overlap = has_negative_stride(w) || has_negative_stride(o) ||
-                           may_overlap(footprint(w), footprint(o));
-      if (overlap)
-        return fail(Errc::bind,
-                    fmt::format("{}: {} is written in place and shares memory with {}; pass "
-                                "tensors that do not overlap",
-                                m.name, m.inputs[k].name, m.inputs[j].name));
-    }
+    if (auto j = shared_input(m, inputs, w, k))
+      return fail(Errc::bind,
+                  fmt::format("{}: {} is written in place and shares memory with {}; pass "
+                              "tensors that do not overlap",
+                              m.name, m.inputs[k].name, m.inputs[*j].name));
+  }
+  return {};
+}
+
+// Whether two indices of t address one element (a broadcast or self-overlapping view): with the
+// dims sorted by stride, each stride must step past everything the smaller ones span.
+bool has_internal_overlap(const TensorArg& t) {
+  if (t.strides.empty()) return false;            // contiguous
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, size)
+  for (size_t d = 0; d < t.shape.size() && d < t.strides.size(); ++d)
+    if (t.shape[d] > 1)
+      dims.emplace_back(t.strides[d] < 0 ? -t.strides[d] : t.strides[d], t.shape[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 1;  // elements spanned by the dims so far
+  for (auto [stride, size] : dims) {
+    if (stride < reach) return true;
+    reach += stride * (size - 1);
+  }
+  return false;
+}
+
+// Caller-given outputs: the bound dtype and shape, writable element by element, apart from
+// every input.
+Expected<void> check_outputs(const OpModel& m, const BoundCall& call,
+                             std::span<const TensorArg> inputs,
+                             std::span<const TensorArg> outputs) {
+  if (outputs.size() != m.outputs.size()) {
+    std::vector<std::string> names;
+    for (const auto& o : m.outputs) names.push_back(o.name);
+    return fail(Errc::bind,
+                fmt::format("{}: {} output tensors given, the spec declares {} ({})", m.name,
+                            outputs.size(), m.outputs.size(), fmt::join(names, ", ")));
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const TensorArg& o = outputs[k];
+    const OutputDesc& want = call.outputs[k];
+    const std::string& name = m.outputs[k].name;
+    if (!o.present || o.dtype != want.dtype ||
+        !std::equal(o.shape.begin(), o.shape.end(), want.shape.begin(), want.shape.end()))
+      return fail(Errc::bind,
+                  fmt::format("{}: output {} is {}[{}]; the call needs {}[{}]", m.name, name,
+                              o.present ? dtype_name(o.dtype) : "None", fmt::join(o.shape, ", "),
+                              dtype_name(want.dtype), fmt::join(want.shape, ", ")));
+    if (has_internal_overlap(o))
+      return fail(Errc::bind,
+                  fmt::format("{}: output {} has overlapping elements (a broadcast or "
+                              "self-overlapping view); pass a tensor with its own memory",
+                              m.name, name));
+    if (numel_of(o) == 0) continue;
+    if (auto j = shared_input(m, inputs, o, std::nullopt))
+      return fail(Errc::bind,
+                  fmt::format("{}: output {} overlaps input {}", m.name, name, m.inputs[*j].name));
   }
   return {};
 }
@@ -241,7 +300,8 @@ Expected<void> check_writes(const OpModel& m, std::span<const TensorArg> inputs)
 }  // namespace
 
 Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
-                              std::span<const ParamValue> params) {
+                              std::span<const ParamValue> params,
+                              std::optional<std::span<const TensorArg>> outputs) {
   const OpModel& m = op.model();
   if (inputs.size() != m.inputs.size()) {
     std::vector<std::string> names;
@@ -578,6 +638,9 @@ Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> input
     call.tensor_numel[ni + k] = numel;
   }
   if (auto writes = check_writes(m, inputs); !writes) return tl::unexpected(writes.error());
+  if (outputs)
+    if (auto given = check_outputs(m, call, inputs, *outputs); !given)
+      return tl::unexpected(given.error());
   return call;
 }
 

@@ -87,12 +87,12 @@ nb::tuple shape_tuple(const std::vector<int64_t>& s) {
   return nb::tuple(l);
 }
 
-/// inputs: one entry per declared input: None (absent), or (dtype, shape[, strides[, address]]).
-/// params: a dict by name (unknown names are an error) or a sequence in declaration order.
-BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params) {
-  std::vector<std::vector<int64_t>> shapes, strides;
+/// Tensors as the binder sees them: each None (absent) or (dtype, shape[, strides[, address]]);
+/// `shapes` and `strides` own the sizes the TensorArgs point into.
+std::vector<TensorArg> tensor_args(nb::handle tensors, std::vector<std::vector<int64_t>>& shapes,
+                                   std::vector<std::vector<int64_t>>& strides) {
   std::vector<TensorArg> args;
-  nb::list in = nb::list(inputs);
+  nb::list in = nb::list(tensors);
   shapes.resize(in.size());
   strides.resize(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
@@ -103,7 +103,7 @@ BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params) {
     } else {
       nb::tuple tup = nb::tuple(t);
       if (tup.size() < 2 || tup.size() > 4)
-        raise(PyExc_TypeError, "each input is None or (dtype, shape[, strides[, address]])");
+        raise(PyExc_TypeError, "each tensor is None or (dtype, shape[, strides[, address]])");
       a.dtype = dtype_from(nb::cast<std::string>(nb::str(tup[0])));
       for (nb::handle d : tup[1]) shapes[i].push_back(nb::cast<int64_t>(d));
       if (tup.size() >= 3 && !tup[2].is_none())
@@ -114,6 +114,15 @@ BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params) {
     }
     args.push_back(a);
   }
+  return args;
+}
+
+/// inputs: one entry per declared input (tensor_args' form).
+/// params: a dict by name (unknown names are an error) or a sequence in declaration order.
+/// outputs: None (the call allocates them), or the caller's buffers, one per declared output.
+BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params, nb::handle outputs) {
+  std::vector<std::vector<int64_t>> shapes, strides, out_shapes, out_strides;
+  std::vector<TensorArg> args = tensor_args(inputs, shapes, strides);
   std::vector<ParamValue> ps(op.params().size());
   if (!params.is_none()) {
     if (PyDict_Check(params.ptr())) {
@@ -137,7 +146,10 @@ BoundCall bind_py(const OpSpec& op, nb::handle inputs, nb::handle params) {
       }
     }
   }
-  auto r = bind_call(op, args, ps);
+  std::optional<std::vector<TensorArg>> outs;
+  if (!outputs.is_none()) outs = tensor_args(outputs, out_shapes, out_strides);
+  auto r =
+      outs ? bind_call(op, args, ps, std::span<const TensorArg>(*outs)) : bind_call(op, args, ps);
   if (!r) raise(bind_error_type, r.error().message);
   return std::move(*r);
 }
@@ -256,8 +268,11 @@ void bind_spec(nb::module_& m) {
                      return d;
                    })
       .def("bind", &bind_py, nb::arg("inputs"), nb::arg("params") = nb::none(),
-           "Bind a call: inputs are None or (dtype, shape[, strides]) in declaration order; params "
-           "a dict by name. Raises BindError with a precise message on mismatch.")
+           nb::arg("outputs") = nb::none(),
+           "Bind a call: inputs are None or (dtype, shape[, strides[, address]]) in declaration "
+           "order; params a dict by name; outputs, when the caller writes into its own buffers, "
+           "one such tuple per declared output. Raises BindError with a precise message on "
+           "mismatch.")
       .def(
           "dims",
           [](const OpSpec& o, const BoundCall& c) {

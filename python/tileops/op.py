@@ -285,8 +285,9 @@ class Op:
 
     # -- calls -------------------------------------------------------------------------------
 
-    def bind(self, tensors):
-        """The spec's view of a call: raises BindError with the binder's message."""
+    def bind(self, tensors, outputs=None):
+        """The spec's view of a call (with the caller's output buffers, when it gives them):
+        raises BindError with the binder's message."""
         args = []
         for name, t in zip(self.inputs, tensors):
             if t is None:
@@ -296,7 +297,14 @@ class Op:
             else:
                 raise TypeError(f"{type(self).__name__}: {name}: expected a torch.Tensor or None, "
                                 f"got {type(t).__name__}")
-        return self.spec.bind(args, self.param_values)
+        out_args = None
+        if outputs is not None:
+            for t in outputs:
+                if not isinstance(t, torch.Tensor):
+                    raise TypeError(f"{type(self).__name__}: outputs: expected torch.Tensors, "
+                                    f"got {type(t).__name__}")
+            out_args = [tensor_arg(t) for t in outputs]
+        return self.spec.bind(args, self.param_values, out_args)
 
     def _run(self, *tensors):
         if torch.compiler.is_compiling():
@@ -324,49 +332,36 @@ class Op:
 
     def run_into(self, outputs, *tensors) -> None:
         """The op's call writing into `outputs` (one tensor per spec output) instead of fresh
-        tensors: what a caller holding preallocated buffers (a compiled graph's) uses. Each must
-        have the bound shape, dtype and device, overlap no input, and be contiguous unless the
-        class accepts strided outputs (`strided_outputs`, the launcher taking their strides)."""
-        outputs = tuple(outputs)
-        self._eager(tensors, outputs)
+        tensors: what a caller holding preallocated buffers (a compiled graph's) uses. The binder
+        checks each has the bound shape and dtype, is writable element by element and overlaps no
+        input; here, that it is on the inputs' device and contiguous unless the class accepts
+        strided outputs (`strided_outputs`, the launcher taking their strides)."""
+        self._eager(tensors, tuple(outputs))
 
     # Whether `_launch` takes each output's strides (else outputs are contiguous).
     strided_outputs = False
 
-    def _check_outputs(self, call, tensors, outputs, device) -> None:
+    def _check_outputs(self, outputs, device) -> None:
         name = type(self).__name__
-        if len(outputs) != len(call.outputs):
-            raise ValueError(f"{name}: {len(outputs)} output tensors given, the spec declares "
-                             f"{len(call.outputs)} ({', '.join(self.outputs)})")
-        for label, out, (dt, shape) in zip(self.outputs, outputs, call.outputs):
-            if not isinstance(out, torch.Tensor):
-                raise TypeError(f"{name}: output {label}: expected a torch.Tensor, got "
-                                f"{type(out).__name__}")
-            if tuple(out.shape) != tuple(shape) or out.dtype != TORCH_DTYPES[dt] \
-                    or out.device != device:
-                raise ValueError(f"{name}: output {label} is {DTYPE_NAMES.get(out.dtype)}"
-                                 f"{list(out.shape)} on {out.device}; the call needs {dt}"
-                                 f"{list(shape)} on {device}")
+        for label, out in zip(self.outputs, outputs):
+            if out.device != device:
+                raise ValueError(f"{name}: output {label} is on {out.device}; the inputs are on "
+                                 f"{device}")
             if self.strided_outputs:
                 if out.dim() and out.numel() > 1 and out.stride(-1) != 1:
                     raise ValueError(f"{name}: output {label}'s last dim must be contiguous")
-                if _has_overlapping_elements(out):
-                    raise ValueError(f"{name}: output {label} has overlapping elements")
             elif not out.is_contiguous():
                 raise ValueError(f"{name}: output {label} must be contiguous")
-            for in_name, t in zip(self.inputs, tensors):
-                if t is not None and _extents_overlap(out, t):
-                    raise ValueError(f"{name}: output {label} overlaps input {in_name}")
 
     def _eager(self, tensors, given_outputs=None):
-        call = self.bind(tensors)
+        call = self.bind(tensors, given_outputs)
         reference = _kernels.reference_backend()
         if self._launcher is None or self._launcher_is_reference != reference:
             self._launcher = _kernels.launcher(type(self).__name__, self.kernel)
             self._launcher_is_reference = reference
         device = self._device_of(tensors)
         if given_outputs is not None:
-            self._check_outputs(call, tensors, given_outputs, device)
+            self._check_outputs(given_outputs, device)
             outs = list(given_outputs)
         else:
             outs = [torch.empty(shape, dtype=TORCH_DTYPES[dt], device=device)
@@ -389,32 +384,6 @@ class Op:
 
     def _launch(self, call, tensors, outs, config: int, stream: int) -> None:
         raise NotImplementedError
-
-
-def _byte_extent(t: torch.Tensor) -> tuple[int, int]:
-    """[first, last) bytes a tensor's elements can touch."""
-    if t.numel() == 0:
-        return t.data_ptr(), t.data_ptr()
-    span = sum((size - 1) * abs(st) for size, st in zip(t.shape, t.stride()))
-    return t.data_ptr(), t.data_ptr() + (span + 1) * t.element_size()
-
-
-def _extents_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.device != b.device:
-        return False
-    (a0, a1), (b0, b1) = _byte_extent(a), _byte_extent(b)
-    return a0 < b1 and b0 < a1
-
-
-def _has_overlapping_elements(t: torch.Tensor) -> bool:
-    """Whether two indices of t address one element (a stride-0 or self-overlapping view)."""
-    dims_ = sorted((abs(st), size) for size, st in zip(t.shape, t.stride()) if size > 1)
-    reach = 1  # elements spanned by the dims so far
-    for st, size in dims_:
-        if st < reach:
-            return True
-        reach = st * (size - 1) + reach
-    return False
 
 
 def dims(op: Op, call) -> dict:

@@ -183,6 +183,30 @@ TEST(Binder, WrittenInputsMayNotShareMemoryOrBroadcast) {
   EXPECT_TRUE(call("RoPENeoXFwdOp", unknown));
 }
 
+TEST(Binder, GivenOutputsHaveTheBoundShapeTheirOwnMemoryAndNoInputs) {
+  // RMSNorm x [6, 32] fp32 at base, weight [32]; y given by the caller.
+  constexpr std::uintptr_t base = 1 << 20;
+  const std::vector<T> in = {{f32, {6, 32}, {}, true, base}, {f32, {32}, {}, true, base + 4096}};
+  auto with = [&](std::vector<T> outs) {
+    std::vector<TensorArg> args, given;
+    for (const auto& t : in) args.push_back({t.dtype, t.shape, t.strides, t.present, t.address});
+    for (const auto& t : outs) given.push_back({t.dtype, t.shape, t.strides, t.present, t.address});
+    return bind_call(op("RMSNormFwdOp"), args, {}, std::span<const TensorArg>(given));
+  };
+  const std::uintptr_t apart = std::uintptr_t{1} << 30;
+  EXPECT_TRUE(with({{f32, {6, 32}, {}, true, apart}})) << error_of(with({{f32, {6, 32}}}));
+  EXPECT_EQ(error_of(with({})), "RMSNormFwdOp: 0 output tensors given, the spec declares 1 (y)");
+  EXPECT_EQ(error_of(with({{DType::float64, {6, 32}, {}, true, apart}})),
+            "RMSNormFwdOp: output y is float64[6, 32]; the call needs float32[6, 32]");
+  EXPECT_EQ(error_of(with({{f32, {6, 32}, {0, 1}, true, apart}})),
+            "RMSNormFwdOp: output y has overlapping elements (a broadcast or self-overlapping "
+            "view); pass a tensor with its own memory");
+  EXPECT_FALSE(with({{f32, {6, 32}, {16, 1}, true, apart}}));  // rows overlap by half
+  EXPECT_EQ(error_of(with({{f32, {6, 32}, {}, true, base}})),
+            "RMSNormFwdOp: output y overlaps input x");
+  EXPECT_TRUE(with({{f32, {6, 32}, {1, 6}, true, apart}}));  // strided but its own memory
+}
+
 TEST(Binder, OptionalParamsAndGroupedHeads) {
   const std::vector<T> q = {
       {bf16, {2, 32, 128, 128}}, {bf16, {2, 8, 256, 128}}, {bf16, {2, 8, 256, 128}}};

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -63,9 +64,13 @@ struct BoundCall {
 /// Binds `inputs` (in declaration order, one per declared input) and `params` (in declaration
 /// order; fewer than declared means the rest take their defaults) to `op`. A mutated input must
 /// be writable element by element: no broadcast (stride 0) dimension, no memory shared with
-/// another input (checked where addresses are given).
+/// another input (checked where addresses are given). `outputs`, when given (one per declared
+/// output), are the caller's buffers the call will write instead of fresh ones: each must have
+/// the bound dtype and shape, no two of its indices may address one element, and it may share no
+/// memory with an input.
 Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> inputs,
-                              std::span<const ParamValue> params);
+                              std::span<const ParamValue> params,
+                              std::optional<std::span<const TensorArg>> outputs = std::nullopt);
 
 /// Value of a Dim variable by name after binding (for messages, tests and tools).
 std::optional<int64_t> dim_value(const OpSpec& op, const BoundCall& call, std::string_view name);
