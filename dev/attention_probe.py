@@ -9,10 +9,33 @@ bf16 tolerance and NaN counts per case.
 import torch
 import torch.nn.functional as F
 
+from tileops import _kernels
 from tileops.attention import MultiHeadAttentionFwdOp
 
 
-def case(b, h, s, d, split, magnitude, causal=True, seed=0):
+def per_config(q, k, v, ref, causal, tol):
+    """Over-tolerance and NaN counts of each kernel config on the same inputs, and where the
+    worst element sits (b, h, query row, d)."""
+    op = MultiHeadAttentionFwdOp(is_causal=causal)
+    op(q, k, v)  # loads the launcher
+    call = op.bind((q, k, v))
+    stream = torch.cuda.current_stream().cuda_stream
+    for cfg in range(_kernels.num_configs("attention")):
+        out = torch.full_like(q, float("nan"), memory_format=torch.contiguous_format)
+        try:
+            op._launch(call, (q, k, v), [out], cfg, stream)
+            torch.cuda.synchronize()
+        except Exception as e:  # a config that refuses the shape
+            print(f"    config {cfg}: {type(e).__name__}: {e}")
+            continue
+        err = (out.double() - ref).abs().nan_to_num(float("inf"))
+        over = (err > tol) | out.isnan()
+        where = [int(i) for i in torch.unravel_index(err.argmax(), err.shape)]
+        print(f"    config {cfg}: {int(over.sum())} over tol, {int(out.isnan().sum())} NaN, "
+              f"max err {err.max():.3g} at {where}", flush=True)
+
+
+def case(b, h, s, d, split, magnitude, causal=True, seed=0, configs=False):
     g = torch.Generator(device="cuda").manual_seed(seed)
     if split:  # one [B, S, 3 * H * D] projection viewed as q, k, v: head stride D, row stride 3HD
         qkv = torch.randn(b, s, 3 * h * d, device="cuda", generator=g) * magnitude
@@ -32,11 +55,13 @@ def case(b, h, s, d, split, magnitude, causal=True, seed=0):
           f"causal={causal}: tileops max err {(out - ref).abs().nan_to_num(float('inf')).max():.3g}, "
           f"{int(over.sum())} over tol, {int(out.isnan().sum())} NaN | sdpa {int(over_sdpa.sum())} "
           f"over tol, {int(cmp.isnan().sum())} NaN", flush=True)
+    if configs or int(over.sum()):
+        per_config(q, k, v, ref, causal, tol)
 
 
 if __name__ == "__main__":
     for split in (False, True):
         for magnitude in (1.0, 30.0, 900.0):
-            case(4, 16, 1024, 64, split, magnitude)
+            case(4, 16, 1024, 64, split, magnitude, configs=(split and magnitude == 1.0))
     case(4, 16, 512, 64, True, 1.0, causal=False)
     case(2, 8, 1024, 128, True, 900.0)
