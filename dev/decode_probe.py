@@ -1,6 +1,5 @@
 """Where the decode rows lose to torch.compile (0.81-0.97x on the H200 at 4-6 us under the old
-normal-priority flush, which left Inductor's evict_last lines in the L2: bench/results/
-h100-decode-probe.txt): each op and its torch.compile'd twin on the decode shapes, a few launches
+normal-priority flush, which left Inductor's evict_last lines in the L2): each op and its torch.compile'd twin on the decode shapes, a few launches
 each, meant to run under Nsight Compute so the kernels' own durations, instruction counts and
 DRAM bytes can be set side by side:
 

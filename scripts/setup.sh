@@ -7,7 +7,7 @@ PYTHON=${PYTHON:-python3}
 
 bash scripts/install-deps.sh
 echo "== building and installing the project"
-"$PYTHON" -m pip install --no-build-isolation -q . 2>&1 | grep -v "Running pip as the 'root' user" || true
+bash scripts/install-project.sh
 
 echo "== main job"
 tileops validate

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test that needs no GPU: C++ unit tests (ctest), the CUDA kernels compiled for
-# sm_90a, the Python package built and installed, pytest on the CPU, and the spec validator.
-# GPU tests are marked `gpu` and run on the GPU machine (scripts/gpu-test.sh).
+# sm_90a, both Python distributions built (tileops also tried on its own) and installed, pytest
+# on the CPU, and the spec validator.
+# GPU tests are marked `gpu` and run on the GPU machine (scripts/gpu/all.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -16,9 +17,12 @@ cmake --build build/cpp -j "$JOBS"
 echo "== C++ tests"
 ctest --test-dir build/cpp --output-on-failure -j "$JOBS"
 
-echo "== Python package"
-"$PYTHON" -m pip install --no-build-isolation -q . 2>&1 | grep -v "Running pip as the 'root' user" || true
-"$PYTHON" -c "import tileops, tilesmith" # fail loudly if the install did not take
+echo "== Python distributions: tileops and tilesmith-ai wheels"
+bash scripts/install-project.sh --build-only
+echo "== tileops alone: its wheel in a virtual environment without tilesmith-ai"
+bash scripts/check-tileops-alone.sh build/wheels/tileops-*.whl
+echo "== installing both"
+bash scripts/install-project.sh --install-only
 
 echo "== Python tests (CPU)"
 set +e

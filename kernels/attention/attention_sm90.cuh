@@ -743,7 +743,7 @@ __device__ __forceinline__ void consume_ws(const AttnParams& p, typename Traits:
 // producer's other 127 threads only give up their registers. The cp.async producer issues
 // 2 * kBlockN * D / 8 / 128 copies per thread per stage on 24 registers (32 at 128 x 128,
 // D = 128), the TMA one 2 instructions a stage: on the H100 the same consumers run in half the
-// time (kernels/notes/mm.md). kOverlap picks the consumers' overlapped schedule (consume_ws).
+// time. kOverlap picks the consumers' overlapped schedule (consume_ws).
 
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
   const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(bar));

@@ -1,7 +1,7 @@
-// _tscore.agent: the C++ agent runtime driven from Python over a Python
+// tilesmith._core.agent: the C++ agent runtime driven from Python over a Python
 // workspace (ts/agent/workspace.hpp's Workspace).
 //
-//   from _tscore import agent
+//   from tilesmith._core import agent
 //   ok, text = agent.resolve("gpt-5", env=None)       # (True, describe()) or (False, reason)
 //   budget = agent.Budget(70)                         # shared by every graph of one compile
 //   res = agent.run(workspace, budget, model=None, loops=1, agency="medium", task="",

@@ -1,7 +1,7 @@
-// _tscore.gate_judge_phase / gate_decide (ts::gate verdicts from worker evidence).
-//   m = _tscore.gate_judge_phase("evaluate", completed=True, findings=[("incorrect", "zeros",
+// tilesmith._core.gate_judge_phase / gate_decide (ts::gate verdicts from worker evidence).
+//   m = tilesmith._core.gate_judge_phase("evaluate", completed=True, findings=[("incorrect", "zeros",
 //           "out[0] max abs err 3e-1 > 1e-2")], timed=False)
-//   v = _tscore.gate_decide(m, None)     # v.accept, v.reason, v.kind, v.speedup
+//   v = tilesmith._core.gate_decide(m, None)     # v.accept, v.reason, v.kind, v.speedup
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

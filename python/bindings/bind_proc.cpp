@@ -1,10 +1,10 @@
-// _tscore.proc_run: one child process with a deadline, output caps and group kill.
-//   c = _tscore.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5); c.stop()
-//   r = _tscore.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
+// tilesmith._core.proc_run: one child process with a deadline, output caps and group kill.
+//   c = tilesmith._core.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5); c.stop()
+//   r = tilesmith._core.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
 //   r.exit_code, r.stdout (bytes), r.timed_out, r.network ("not_requested", ...)
-//   box = _tscore.Sandbox.untrusted(); box.writable = [d]; _tscore.sandbox_available()
-//   _tscore.proc_run([...], env={...}, sandbox=box)        # confined: see ts/proc/proc.hpp
-// Spawn failures raise FileNotFoundError (no such executable or cwd) or _tscore.ProcError.
+//   box = tilesmith._core.Sandbox.untrusted(); box.writable = [d]; tilesmith._core.sandbox_available()
+//   tilesmith._core.proc_run([...], env={...}, sandbox=box)        # confined: see ts/proc/proc.hpp
+// Spawn failures raise FileNotFoundError (no such executable or cwd) or tilesmith._core.ProcError.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -23,7 +23,7 @@ namespace nb = nanobind;
 namespace ts::python {
 
 void bind_proc(nb::module_& m) {
-  static PyObject* proc_error = PyErr_NewException("_tscore.ProcError", PyExc_OSError, nullptr);
+  static PyObject* proc_error = PyErr_NewException("tilesmith._core.ProcError", PyExc_OSError, nullptr);
   m.attr("ProcError") = nb::handle(proc_error);
 
   nb::class_<proc::Sandbox>(m, "Sandbox",

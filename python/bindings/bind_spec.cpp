@@ -1,8 +1,8 @@
 // Python face of the spec system: the manifest, the call binder, roofline and validation.
 // There is no second parser in Python: tileops.manifest is a thin layer over these.
 //
-// Errors: a manifest that does not load raises _tscore.SpecError (a ValueError) whose message
-// lists every located diagnostic; a call that does not bind raises _tscore.BindError (also a
+// Errors: a manifest that does not load raises tileops.SpecError (a ValueError) whose message
+// lists every located diagnostic; a call that does not bind raises tileops.BindError (also a
 // ValueError) with the binder's message.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -189,8 +189,8 @@ Manifest load_or_raise(const std::string& path) {
 }  // namespace
 
 void bind_spec(nb::module_& m) {
-  spec_error = PyErr_NewException("_tscore.SpecError", PyExc_ValueError, nullptr);
-  bind_error_type = PyErr_NewException("_tscore.BindError", PyExc_ValueError, nullptr);
+  spec_error = PyErr_NewException("tileops.SpecError", PyExc_ValueError, nullptr);
+  bind_error_type = PyErr_NewException("tileops.BindError", PyExc_ValueError, nullptr);
   m.attr("SpecError") = nb::handle(spec_error);
   m.attr("BindError") = nb::handle(bind_error_type);
 

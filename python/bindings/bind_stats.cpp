@@ -1,6 +1,6 @@
-// _tscore.paired_stats / judge / check_wall_clock / compare_wall_clock (ts::perf statistics).
-//   s = _tscore.paired_stats(base_ms, cand_ms)        # ValueError on bad samples
-//   v = _tscore.judge(s, min_improvement=0.02)        # v.accept, v.reason, v.detail
+// tilesmith._core.paired_stats / judge / check_wall_clock / compare_wall_clock (ts::perf statistics).
+//   s = tilesmith._core.paired_stats(base_ms, cand_ms)        # ValueError on bad samples
+//   v = tilesmith._core.judge(s, min_improvement=0.02)        # v.accept, v.reason, v.detail
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>

@@ -1,9 +1,9 @@
-// _tscore store API: cache root, run ids, tracks, the artifact cache, listing and cleaning.
-//   root = _tscore.cache_root()                       # from os.environ unless env= is given
-//   t = _tscore.Track(root, _tscore.new_run_id(), key); t.write_attempt(src)
-//   h = _tscore.ArtifactCache(root).put({"candidate.py": b"..."})
+// tilesmith._core store API: cache root, run ids, tracks, the artifact cache, listing and cleaning.
+//   root = tilesmith._core.cache_root()                       # from os.environ unless env= is given
+//   t = tilesmith._core.Track(root, tilesmith._core.new_run_id(), key); t.write_attempt(src)
+//   h = tilesmith._core.ArtifactCache(root).put({"candidate.py": b"..."})
 // Bad input raises ValueError; a missing thing FileNotFoundError; corruption and other file
-// system failures _tscore.StoreError (an OSError).
+// system failures tilesmith._core.StoreError (an OSError).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -45,7 +45,7 @@ nb::bytes to_bytes(const std::string& s) {
 }  // namespace
 
 void bind_store(nb::module_& m) {
-  store_error = PyErr_NewException("_tscore.StoreError", PyExc_OSError, nullptr);
+  store_error = PyErr_NewException("tilesmith._core.StoreError", PyExc_OSError, nullptr);
   m.attr("StoreError") = nb::handle(store_error);
   m.attr("ATTEMPT_SLOTS") = store::attempt_slots;
 

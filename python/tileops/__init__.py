@@ -7,9 +7,10 @@ The op modules (norm, softmax, activation, rope, gemm, attention) import torch; 
 `registry` and the command line's spec commands do not need it.
 """
 
-from _tscore import __version__
+from tileops._core import BindError, SpecError, __version__
 
 from . import manifest, registry
 from ._kernels import KernelsNotBuilt, use_reference_backend
 
-__all__ = ["__version__", "manifest", "registry", "KernelsNotBuilt", "use_reference_backend"]
+__all__ = ["__version__", "manifest", "registry", "BindError", "SpecError", "KernelsNotBuilt",
+           "use_reference_backend"]

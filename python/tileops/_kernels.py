@@ -32,7 +32,7 @@ _reference = False
 
 
 def _module():
-    return _import("_tskernels_ref" if _reference else "_tskernels")
+    return _import("tileops._tskernels_ref" if _reference else "tileops._tskernels")
 
 
 def reference_backend() -> bool:
@@ -44,7 +44,7 @@ def reference_backend() -> bool:
 def use_reference_backend():
     """Runs ops on `_tskernels_ref` (CPU tensors) inside the block; KernelsNotBuilt when absent."""
     global _reference
-    m = _import("_tskernels_ref")
+    m = _import("tileops._tskernels_ref")
     if isinstance(m, ImportError):
         raise KernelsNotBuilt(f"the reference kernels are not built (_tskernels_ref: {m})")
     previous, _reference = _reference, True
@@ -69,8 +69,9 @@ def launcher(op_name: str, kernel: str):
     m = _module()
     if isinstance(m, ImportError):
         raise KernelsNotBuilt(
-            f"{op_name}: the CUDA kernels are not built in this installation (_tskernels: {m}); "
-            "reinstall on a machine with nvcc (TS_BUILD_CUDA)")
+            f"{op_name}: this tileops was built without its CUDA kernels ({m}). Install the CUDA "
+            "toolkit (nvcc for sm_90a; built and tested with 13.0) and reinstall: pip install "
+            "--no-build-isolation ./packaging/tileops (nvcc on PATH or at /usr/local/cuda)")
     fn = getattr(m, kernel, None)
     if fn is None:
         raise KernelsNotBuilt(
@@ -86,7 +87,7 @@ def build_id() -> str:
     Config indices name entries of the kernels' config tables, which change between builds of
     the same library version; a tuned choice is only meaningful for the build that measured it.
     """
-    m = _import("_tskernels")
+    m = _import("tileops._tskernels")
     path = getattr(m, "__file__", None)
     if isinstance(m, ImportError) or not path:
         return "none"

@@ -11,8 +11,8 @@ p10-p90. A row's implementations are timed in alternation, one run of each per c
 order rotating, so drift during the row (clocks, temperature) falls on all of them alike and the
 ratio gets a spread of its own. Drift is real but mostly common to a row: the same build timed
 twice in one command moved its medians by up to 1.8% on prefill rows and 10% on decode rows, the
-baseline's with them, and the rows' ratios by at most 0.3% and 3% (H100,
-bench/results/h100-rowops-cache-hints.txt, a and a2, each implementation in its own loop).
+baseline's with them, and the rows' ratios by at most 0.3% and 3% (H100, each
+implementation in its own loop).
 Each implementation's output is checked against torch's before it is timed.
 
 Baselines: torch eager (the spec's ref_api through torch), torch.compile of the same, cuBLAS via
@@ -217,14 +217,16 @@ def _summarize(row: dict, copy_tbps: float | None = None) -> None:
                 row["ratio_vs_best"] = others[best]["median_us"] / ours["median_us"]
 
 
-HEADER = (f"{'op':<24} {'workload':<26} {'dtypes':<12} {'us (p10-p90)':>22} {'TFLOP/s':>8} "
+HEADER = (f"{'op':<24} {'workload':<26} {'dtypes':<12} {'bound':<7} {'SOL us':>8} "
+          f"{'us (p10-p90)':>22} {'TFLOP/s':>8} "
           f"{'TB/s':>6} {'%roof':>6} {'%copy':>6}  {'strongest baseline':<22} {'us':>9} "
           f"{'ratio (p10-p90)':>18}  check")
 
 
 def format_row(row: dict) -> str:
     ours = row["impls"].get("tileops", {})
-    head = f"{row['op']:<24} {row['workload']:<26} {row['dtypes']:<12}"
+    head = (f"{row['op']:<24} {row['workload']:<26} {row['dtypes']:<12} {row['bound']:<7} "
+            f"{row['sol_us']:>8.2f}")
     if "median_us" not in ours:
         why = row.get("error") or ours.get("error") or "not timed"
         return f"{head} {why}"

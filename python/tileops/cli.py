@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import _tscore
-
+from tileops import _core
 from . import _kernels, manifest, registry
 
 
@@ -34,7 +33,7 @@ def _cmd_validate(args) -> int:
         print(f"tileops validate: cannot load the op classes ({e}); install torch", file=sys.stderr)
         return 1
     entries = registry.entries()
-    report = _tscore.validate_manifest(path, entries, args.profile)
+    report = _core.validate_manifest(path, entries, args.profile)
     problems = list(report["problems"])
     problems += kernel_problems(entries, _kernels.built_kernels() if _kernels.available() else None)
     for problem in problems:
@@ -74,8 +73,8 @@ def _cmd_show(args) -> int:
         print(f"tileops show: no op named {args.op!r} (ops: {', '.join(o.name for o in m.ops)})",
               file=sys.stderr)
         return 1
-    print(_tscore.format_op_report(op, args.profile), end="")
-    problems = _tscore.workload_problems(op)
+    print(_core.format_op_report(op, args.profile), end="")
+    problems = _core.workload_problems(op)
     for p in problems:
         print(p, file=sys.stderr)
     return 1 if problems else 0
@@ -87,10 +86,19 @@ def _cmd_bench(args) -> int:
     return bench.run(args)
 
 
+def _gpu_name() -> str | None:
+    try:
+        import torch
+    except ImportError:  # the spec commands work without torch
+        return None
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="tileops", description=__doc__)
     parser.add_argument("--specs", help="spec folder or file (default: the packaged manifest)")
-    parser.add_argument("--profile", default="h200", help="hardware profile: h200 or h100")
+    parser.add_argument("--profile", default=None,
+                        help="hardware profile: h200 or h100 (default: this GPU's; h200 without one)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="check every entry, workload and roofline, and the registry")
     sub.add_parser("list", help="one line per op")
@@ -107,6 +115,8 @@ def main(argv=None) -> int:
     bench.add_argument("--json", help="write the report as JSON here")
     bench.add_argument("--plot", help="write a roofline plot here (.png, or .svg without matplotlib)")
     args = parser.parse_args(argv)
+    if args.profile is None:
+        args.profile = manifest.hardware_profile_for(_gpu_name())
     return {"validate": _cmd_validate, "list": _cmd_list, "show": _cmd_show,
             "bench": _cmd_bench}[args.command](args)
 

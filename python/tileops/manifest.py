@@ -13,8 +13,8 @@ import functools
 import os
 from pathlib import Path
 
-import _tscore
-from _tscore import BindError, BoundCall, Manifest, OpSpec, SpecError
+from tileops import _core
+from tileops._core import BindError, BoundCall, Manifest, OpSpec, SpecError
 
 __all__ = ["BindError", "BoundCall", "Manifest", "OpSpec", "SpecError", "specs_dir", "load", "op"]
 
@@ -27,12 +27,12 @@ def specs_dir() -> Path:
     packaged = Path(__file__).resolve().parent / "specs"
     if packaged.is_dir():
         return packaged
-    return Path(_tscore.default_manifest_dir())
+    return Path(_core.default_manifest_dir())
 
 
 @functools.lru_cache(maxsize=None)
 def _load(path: str) -> Manifest:
-    return _tscore.load_manifest(path)
+    return _core.load_manifest(path)
 
 
 def load(path: str | os.PathLike | None = None) -> Manifest:
@@ -47,3 +47,10 @@ def op(name: str) -> OpSpec:
         names = ", ".join(o.name for o in load().ops)
         raise KeyError(f"no op named {name!r} in the manifest (ops: {names})")
     return found
+
+
+def hardware_profile_for(device_name: str | None) -> str:
+    """The roofline profile of a GPU by its name ("NVIDIA H100 80GB HBM3" -> "h100"); "h200"
+    (the default profile) for any other GPU or none."""
+    name = (device_name or "").upper()
+    return "h100" if "H100" in name else "h200"

@@ -4,10 +4,10 @@
     norm = RMSNormFwdOp(eps=1e-6)     # params as the spec declares them, in order
     y = norm(x, weight)               # shapes and dtype inferred from the tensors at call time
 
-A call: (1) binds the tensors' dtypes, shapes and strides to the spec (`_tscore`'s binder;
+A call: (1) binds the tensors' dtypes, shapes and strides to the spec (`tileops._core`'s binder;
 BindError with its precise message on mismatch), (2) allocates the outputs with torch, (3) picks
 a kernel config (the launcher's default, or with `request_tune()` the fastest config for this
-shape, measured once and kept on disk), (4) launches on the current stream through `_tskernels`
+shape, measured once and kept on disk), (4) launches on the current stream through `tileops._tskernels`
 (pointers, sizes, strides; no libtorch). After the first call of a shape nothing in that path
 allocates (other than torch's output allocation) or synchronizes, so calls can be captured in a
 CUDA graph.
@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from _tscore import __version__
+from tileops._core import __version__
 
 from . import _kernels, manifest, timing, tune
 
@@ -305,6 +305,23 @@ class Op:
                                     f"got {type(t).__name__}")
             out_args = [tensor_arg(t) for t in outputs]
         return self.spec.bind(args, self.param_values, out_args)
+
+    def eval_roofline(self, *tensors, profile: str | None = None) -> dict:
+        """The spec's roofline for this call, after the binder checks it (BindError on a
+        mismatch; tensors may be on any device, even "meta"): flops, bytes, intensity
+        (FLOP/byte), bound ("memory" or "compute"), sol_seconds (the speed-of-light time) with
+        the profile's peak_flops, bandwidth and ridge. `profile` ("h100", "h200") defaults to
+        the tensors' GPU, or the current one."""
+        call = self.bind(tensors)
+        if profile is None:
+            device = next((t.device for t in tensors if isinstance(t, torch.Tensor)), None)
+            on_gpu = device is not None and device.type == "cuda"
+            if on_gpu or (device is None or device.type == "meta") and torch.cuda.is_available():
+                profile = manifest.hardware_profile_for(device_name(device if on_gpu
+                                                           else torch.device("cuda")))
+            else:
+                profile = manifest.hardware_profile_for(None)
+        return {"profile": profile, **self.spec.roofline(call, profile)}
 
     def _run(self, *tensors):
         if torch.compiler.is_compiling():

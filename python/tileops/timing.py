@@ -5,7 +5,7 @@ Each run is bracketed by CUDA events, after the L2 is flushed by reading a buffe
 back). The flush reads at L2 evict_last priority: lines loaded at that priority, as Inductor's
 reductions load their inputs, outlast a plain read of any size, so torch.compile's decode-row
 kernels ran partly warm after a `buf.sum()` flush (H100: RMSNorm 16 x 4096's Triton
-kernel took 1.76 us after it, 2.46 after this one; bench/results/h100-decode-probe.txt).
+kernel took 1.76 us after it, 2.46 after this one).
 A device-side sleep first lets the host queue every run ahead of the GPU, so the host's launch
 cost stays out of the events: without it a 4 us decode kernel measured 8-9 us through the Python
 launch path, every config alike, and the tuner's choice among them was noise (H100:

@@ -7,7 +7,7 @@
     tilesmith.diagnostics(m)      # every graph seen, eligible or not, and why
 """
 
-from _tscore import __version__
+from tilesmith._core import __version__
 
 from ._api import benchmarks, compile, diagnostics, run_info
 from ._session import Benchmark, GraphDiagnostic

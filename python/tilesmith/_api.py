@@ -109,16 +109,15 @@ def _session_of(compiled) -> Session | None:
 
 
 def _new_run_id() -> str:
-    import _tscore
-
-    return _tscore.new_run_id()
+    from tilesmith import _core
+    return _core.new_run_id()
 
 
 def _fallback_reason(agent_model) -> str | None:
     """Why this call cannot optimize (then it is plain torch.compile), or None."""
     try:
-        import _tscore
-        from _tscore import agent
+        from tilesmith import _core
+        from tilesmith._core import agent
     except Exception as e:
         return f"the Tilesmith core is unavailable ({type(e).__name__}: {e})"
     model = agent_model if agent_model is not None else os.environ.get("TILESMITH_MODEL")
@@ -128,7 +127,7 @@ def _fallback_reason(agent_model) -> str | None:
     if not ok:
         return f"no route to model {model!r}: {text}"
     try:
-        _tscore.cache_root()
+        _core.cache_root()
     except Exception as e:
         return f"no cache directory ({e})"
     return None
@@ -167,9 +166,8 @@ def compile(model, example_inputs=None, agent_model=None, agency="medium", loops
         PROGRESS.event("compile", f"plain torch.compile: {reason}")
         return compiled
 
-    import _tscore
-
-    session = Session(run_id=_new_run_id(), root=_tscore.cache_root(), agent_model=agent_model,
+    from tilesmith import _core
+    session = Session(run_id=_new_run_id(), root=_core.cache_root(), agent_model=agent_model,
                       agency=agency, loops=loops, max_model_calls=max_model_calls,
                       dynamic=torch_compile_kwargs.get("dynamic"), patience=patience)
     compiled = torch.compile(model, backend=TilesmithBackend(session), **torch_compile_kwargs)

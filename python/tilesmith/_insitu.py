@@ -44,7 +44,7 @@ def pairs_from_env(device: str) -> int:
 class InPlaceCheck:
     """Callable that stands in for the graph while the check runs.
 
-    decide(stats | None) is called once with _tscore.PairedStats over (original, candidate) call
+    decide(stats | None) is called once with _core.PairedStats over (original, candidate) call
     times in ms (ratio = candidate / original), or None when the check could not time (e.g. every
     call happened under CUDA-graph capture); it installs the final callable.
     """
@@ -111,10 +111,9 @@ class InPlaceCheck:
             self._finish(sorted(complete)[: self.pairs])
 
     def _finish(self, complete: list) -> None:
-        import _tscore
-
+        from tilesmith import _core
         self.done = True
         base = [self._times[p]["A"] for p in complete]
         cand = [self._times[p]["B"] for p in complete]
-        stats = _tscore.paired_stats(base, cand) if complete else None
+        stats = _core.paired_stats(base, cand) if complete else None
         self._decide(stats)

@@ -21,7 +21,7 @@ def rewrite_kinds(text: str) -> tuple:
     """The kinds of search-agent rewrite a candidate's text carries, e.g. ("autotune",
     "cuda_graph"), from the banners of the search agent's rewrite table; ("model",) for a
     candidate with none (written by a model)."""
-    from _tscore import agent
+    from tilesmith._core import agent
 
     kinds = tuple(k for k, banner in sorted(agent.rewrite_banners().items()) if banner in text)
     return kinds or ("model",)

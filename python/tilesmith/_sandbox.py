@@ -19,8 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-import _tscore
-
+from tilesmith import _core
 # Writable space of a worker's private /tmp and /dev/shm: Inductor and Triton compile there.
 WORKER_TMP_BYTES = 4 << 30
 # Threads count: torch's intra-op pool and CUDA's helpers run dozens per process.
@@ -53,9 +52,9 @@ def gpu_devices() -> list[str]:
     return sorted(glob.glob("/dev/nvidia*") + glob.glob("/dev/nvidia-caps/*"))
 
 
-def worker_sandbox(job_root: Path, device: str) -> "_tscore.Sandbox":
-    box = _tscore.Sandbox.untrusted()
-    box.hidden = list(box.hidden) + [str(_tscore.cache_root())]
+def worker_sandbox(job_root: Path, device: str) -> "_core.Sandbox":
+    box = _core.Sandbox.untrusted()
+    box.hidden = list(box.hidden) + [str(_core.cache_root())]
     box.readable = python_paths()
     box.writable = [str(job_root)]
     if device.startswith("cuda"):
@@ -68,12 +67,12 @@ def worker_sandbox(job_root: Path, device: str) -> "_tscore.Sandbox":
 
 def sandbox_unavailable() -> str | None:
     """None where the sandbox runs here, else why not (bwrap missing, no user namespaces, ...)."""
-    return _tscore.sandbox_available()
+    return _core.sandbox_available()
 
 
 def processes_unbounded(box) -> str | None:
     """None where `box.processes` is enforced, else why not (the sandbox still runs)."""
-    return _tscore.sandbox_processes_bounded(box)
+    return _core.sandbox_processes_bounded(box)
 
 
 def gate_code_root() -> Path:

@@ -184,15 +184,14 @@ class GraphState:
         if not self.track_dir:
             return
         try:
-            import _tscore
-
+            from tilesmith import _core
             doc = {"graph": self.index, "dynamo_graph": self.dynamo_graph, "kind": self.kind,
                    "cache_key": self.cache_key, "run_id": self.session.run_id,
                    "status": self.status, "reason": self.reason}
             bench = self.session.benchmark_of(self.index)
             if bench is not None:
                 doc["benchmark"] = bench.as_dict()
-            _tscore.write_file_atomic(os.path.join(self.track_dir, "track.json"),
+            _core.write_file_atomic(os.path.join(self.track_dir, "track.json"),
                                       json.dumps(doc, indent=2).encode())
         except Exception:
             pass
@@ -216,8 +215,7 @@ class GraphState:
             self._keep(f"internal error on the optimization path ({_reason_of(e)}; {detail})")
 
     def _optimize(self, box: list) -> None:
-        import _tscore
-
+        from tilesmith import _core
         self._started = time.monotonic()  # the time budget counts from here
         copies = box.pop()
 
@@ -231,7 +229,7 @@ class GraphState:
             device=self.device, settings=s.key_settings())
         key = self.cache_key
 
-        track = _tscore.Track(s.root, s.run_id, key)
+        track = _core.Track(s.root, s.run_id, key)
         self.track_dir = track.dir
         fresh = track.latest_attempt() is None
         if fresh:
@@ -277,14 +275,13 @@ class GraphState:
                     pass
 
     def _run_with_gate(self, gate, track, key, header, original_text) -> None:
-        import _tscore
-
+        from tilesmith import _core
         s = self.session
         if self._try_artifact_cache(gate, track, key):
             return
 
         PROGRESS.update(self.label, "agent turn ...")
-        from _tscore import agent
+        from tilesmith._core import agent
 
         from ._workspace import TrackWorkspace
 
@@ -331,7 +328,7 @@ class GraphState:
         text = _identity.with_header(header, winner["text"])
         meta = {"cache_key": key, "kind": self.kind, "run_id": s.run_id,
                 "accepted_unix_s": time.time(), "report": report}
-        cache = _tscore.ArtifactCache(s.root)
+        cache = _core.ArtifactCache(s.root)
         artifact = cache.put({"candidate.py": text.encode(),
                               "meta.json": json.dumps(meta, indent=2, default=str).encode()})
         path = os.path.join(cache.dir, artifact, "candidate.py")
@@ -349,9 +346,8 @@ class GraphState:
         PROGRESS.event(self.label, note)
 
     def _try_artifact_cache(self, gate, track, key) -> bool:
-        import _tscore
-
-        cache = _tscore.ArtifactCache(self.session.root)
+        from tilesmith import _core
+        cache = _core.ArtifactCache(self.session.root)
         try:
             artifact = cache.lookup(key)
             if artifact is None:
@@ -438,13 +434,13 @@ class Session:
         self.budget = None
         self.lease = None  # marks the run live for `tilesmith clean` while this object exists
         if fallback_reason is None:
-            import _tscore
-            from _tscore import agent
+            from tilesmith import _core
+            from tilesmith._core import agent
 
             self.budget = agent.Budget(max_model_calls)
             if root is not None and run_id is not None:
                 try:
-                    self.lease = _tscore.RunLease(root, run_id)
+                    self.lease = _core.RunLease(root, run_id)
                 except OSError:
                     pass  # the cache root is not writable: its tracks fail loudly later
 

@@ -93,8 +93,7 @@ class TrackWorkspace:
 
     def read_spec(self, name: str) -> str:
         """One op's spec entry as written (YAML), then its signature and roofline report."""
-        import _tscore
-        from tileops import manifest
+        from tileops import _core, manifest
 
         op = manifest.load().find(name)
         if op is None:
@@ -105,4 +104,4 @@ class TrackWorkspace:
                     if lines[i] and not lines[i][0].isspace() and not lines[i].startswith("#")),
                    len(lines))
         entry = "\n".join(lines[start:end]).rstrip()
-        return f"{entry}\n\n{_tscore.format_op_report(op, 'h100')}"
+        return f"{entry}\n\n{_core.format_op_report(op, 'h100')}"

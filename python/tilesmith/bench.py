@@ -750,9 +750,8 @@ def _run_one(path: Path, columns, deadline_s: float, args, log) -> dict:
         t0 = time.monotonic()
         # The C++ runner: the deadline kills the problem's whole tree (processes that left its
         # session included), and no pipe a stray still holds is waited on.
-        import _tscore
-
-        run = _tscore.proc_run(cmd, inherit_env=True, timeout_s=deadline_s, kill_grace_s=10.0,
+        from tilesmith import _core
+        run = _core.proc_run(cmd, inherit_env=True, timeout_s=deadline_s, kill_grace_s=10.0,
                                stdout_cap=8 << 20, stderr_cap=8 << 20, contain=True)
         status = "timeout" if run.timed_out else None
         text = (run.stdout + run.stderr).decode(errors="replace")

@@ -21,9 +21,8 @@ import sys
 
 
 def _root() -> str:
-    import _tscore
-
-    return _tscore.cache_root()
+    from tilesmith import _core
+    return _core.cache_root()
 
 
 def _read_json(path):
@@ -69,9 +68,8 @@ def _attempts(track_dir) -> list[str]:
 
 
 def _resolve_run(root, run) -> str | None:
-    import _tscore
-
-    ids = [r["run_id"] for r in _tscore.list_runs(root)]
+    from tilesmith import _core
+    ids = [r["run_id"] for r in _core.list_runs(root)]
     if run in ids:
         return run
     matches = [i for i in ids if i.startswith(run)]
@@ -79,10 +77,9 @@ def _resolve_run(root, run) -> str | None:
 
 
 def cmd_runs(args, out) -> int:
-    import _tscore
-
+    from tilesmith import _core
     root = _root()
-    runs = _tscore.list_runs(root)
+    runs = _core.list_runs(root)
     if not runs:
         print(f"no runs under {root}", file=out)
         return 0
@@ -103,15 +100,14 @@ def _verdicts(track_dir) -> str:
 
 
 def cmd_show(args, out) -> int:
-    import _tscore
-
+    from tilesmith import _core
     root = _root()
     run = _resolve_run(root, args.run)
     if run is None:
         print(f"tilesmith show: no run {args.run!r} under {root} (see `tilesmith runs`)",
               file=sys.stderr)
         return 1
-    keys = _tscore.list_tracks(root, run)
+    keys = _core.list_tracks(root, run)
     if args.key is None:
         print(f"run {run}: {len(keys)} track(s)", file=out)
         for key in keys:
@@ -161,10 +157,9 @@ def cmd_show(args, out) -> int:
 
 
 def cmd_clean(args, out) -> int:
-    import _tscore
-
+    from tilesmith import _core
     root = _root()
-    report = _tscore.clean_runs(root, args.older_than, args.dry_run)
+    report = _core.clean_runs(root, args.older_than, args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     print(f"{verb} {len(report['removed'])} run(s) under {os.path.join(root, 'runs')}", file=out)
     if args.dry_run:

@@ -23,10 +23,11 @@ fi
 export PYTHONUNBUFFERED=1
 parts="${GATE_PARTS:-corpus,bench}"
 python3 - > "$out/env.txt" 2>&1 <<'PY'
-import torch, _tscore, tilesmith.gate
+import torch, tilesmith.gate
+from tilesmith import _core
 print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
       torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")
-print("_tscore", _tscore.__file__, "tilesmith.gate", tilesmith.gate.__file__)
+print("tilesmith._core", _core.__file__, "tilesmith.gate", tilesmith.gate.__file__)
 PY
 cat "$out/env.txt"
 corpus_rc=0

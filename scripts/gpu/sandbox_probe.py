@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 
-import _tscore
+from tilesmith import _core
 from tilesmith import _sandbox
 from tilesmith.gate import host
 
@@ -34,7 +34,7 @@ print("env keys:", sorted(os.environ))
 
 def main() -> int:
     print("bwrap:", os.environ.get("TILESMITH_BWRAP") or "(from PATH)")
-    shell = _tscore.Sandbox.untrusted()
+    shell = _core.Sandbox.untrusted()
     shell.processes = 64
     print("shell sandbox:", _sandbox.sandbox_unavailable() or "available",
           "| processes:", _sandbox.processes_unbounded(shell) or "bounded")
@@ -50,7 +50,7 @@ def main() -> int:
                          ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
             os.makedirs(os.path.join(d, sub), exist_ok=True)
             env[var] = os.path.join(d, sub)
-        r = _tscore.proc_run([sys.executable, "-P", "-c", INSIDE], env=env, cwd=d,
+        r = _core.proc_run([sys.executable, "-P", "-c", INSIDE], env=env, cwd=d,
                              timeout_s=300, sandbox=box)
         print(r.stdout.decode(errors="replace"))
         print(r.stderr.decode(errors="replace")[-3000:])

@@ -5,7 +5,7 @@
 #   scripts/gpu/tileops.sh [build|test|bench|all]        (default: all; phases reuse build/)
 #
 #   build  installs the package (pip install --no-build-isolation --no-deps) into build/gpu-site,
-#          compiling _tscore and the CUDA launchers _tskernels for sm_90a. The image has no
+#          compiling tileops._core and the CUDA launchers tileops._tskernels for sm_90a. The image has no
 #          Debian dev packages: the carried .debs are unpacked into /tmp/tileops-devroot (never
 #          into /), preferring the image's own libcurl / libcrypto at run time.
 #   test   pytest -m gpu over tests/python: the contract tests (values against the fp64 references
@@ -74,13 +74,13 @@ do_build() {
     python3 -m pip show scikit-build-core nanobind 2>/dev/null | grep -E '^(Name|Version)'
   } > "$out/env.txt" 2>&1
   rm -rf "$site"
-  python3 -m pip install --no-build-isolation --no-deps --no-compile -v --target "$site" . \
+  python3 -m pip install --no-build-isolation --no-deps --no-compile -v --target "$site" ./packaging/tileops ./packaging/tilesmith-ai \
     > "$out/build.log" 2>&1
   local rc=$?
-  for m in "$site"/_tscore*.so "$site"/_tskernels*.so; do
+  for m in "$site"/tileops/_core*.so "$site"/tileops/_tskernels*.so; do
     echo "== ldd $m" >> "$out/env.txt"; ldd "$m" >> "$out/env.txt" 2>&1
   done
-  python3 -c "import _tscore, _tskernels; print('built kernels:', sorted(_tskernels.kernels()))" \
+  python3 -c "from tileops import _tskernels; print('built kernels:', sorted(_tskernels.kernels()))" \
     >> "$out/env.txt" 2>&1
   if [ "$rc" != 0 ]; then tail -60 "$out/build.log"; fi
   return $rc

@@ -1,4 +1,4 @@
-"""_tscore.agent: the C++ agent loop driven by a Python workspace, against the mock server."""
+"""_core.agent: the C++ agent loop driven by a Python workspace, against the mock server."""
 
 import json
 import threading
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from _tscore import agent
+from tilesmith._core import agent
 from tilesmith_testing import mock_server
 from tilesmith_testing.workspace import ScriptedWorkspace
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import _tscore
-
+from tilesmith import _core
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 RUN = "20261207T100000.000000Z-1-abcdef01"
 KEY = "ab" * 32
@@ -65,8 +64,8 @@ def test_tilesmith_bad_arguments(args, where, tmp_path):
 
 
 def test_tilesmith_show_on_malformed_track_files(tmp_path):
-    track = Path(_tscore.Track(str(tmp_path), RUN, KEY).dir)
-    _tscore.Track(str(tmp_path), RUN, KEY).write_attempt("x = 1\n")
+    track = Path(_core.Track(str(tmp_path), RUN, KEY).dir)
+    _core.Track(str(tmp_path), RUN, KEY).write_attempt("x = 1\n")
     (track / "track.json").write_text("[1, 2]")
     (track / "profiles" / "000_x.json").write_text('{"verdict": 3, "speedup": "fast"}')
     (track / "profiles" / "001_y.json").write_text("{broken")

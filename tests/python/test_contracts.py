@@ -287,14 +287,14 @@ def test_tuned_choices_are_keyed_by_the_kernel_build_and_the_timing_method():
     if not _kernels.available():
         assert build == "none"
         return
-    data = Path(importlib.import_module("_tskernels").__file__).read_bytes()
+    data = Path(importlib.import_module("tileops._tskernels").__file__).read_bytes()
     assert build == hashlib.sha256(data).hexdigest()[:12]
 
 
 def test_launch_errors_name_the_op_and_the_cuda_error():
     if not _kernels.available():
         pytest.skip("_tskernels is not built here")
-    import _tskernels
+    from tileops import _tskernels
     with pytest.raises(_tskernels.LaunchError) as e:
         _tskernels.rms_norm(0, 0, 0, 4, 8, 8, 8, 1e-6, 1, -1, 0)  # null pointers
     assert str(e.value) == ("RMSNormFwdOp: rms_norm_launch failed: invalid argument "

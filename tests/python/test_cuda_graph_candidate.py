@@ -9,7 +9,7 @@ import pathlib
 import pytest
 import torch
 
-from _tscore import agent
+from tilesmith._core import agent
 from tilesmith import _identity
 from tilesmith_testing import mock_server, scripts
 from tilesmith_testing.workspace import ScriptedWorkspace

@@ -12,7 +12,7 @@ from unittest import mock
 import pytest
 import torch
 
-from _tscore import agent
+from tilesmith._core import agent
 from tilesmith import _identity
 from tilesmith_testing.workspace import ScriptedWorkspace
 

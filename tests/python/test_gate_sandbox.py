@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import _tscore
+from tilesmith import _core
 from gate_corpus import base_args, base_source
 from tilesmith import _sandbox
 from tilesmith.gate import Gate, GateIntegrityError, GateOptions, GateUnavailable
@@ -125,5 +125,5 @@ def test_the_digest_covers_every_file_of_the_package(tmp_path):
 
 def test_redact_covers_env_and_login_files(user):
     text = f"a {API_KEY} b {LOGIN_TOKEN} c"
-    assert _tscore.agent.redact(text) == "a [redacted] b [redacted] c"
-    assert _tscore.agent.redact(text, env={}) == text  # nothing known, nothing removed
+    assert _core.agent.redact(text) == "a [redacted] b [redacted] c"
+    assert _core.agent.redact(text, env={}) == text  # nothing known, nothing removed

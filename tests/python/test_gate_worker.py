@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import _tscore
+from tilesmith import _core
 from gate_corpus import CORPUS, base_args, base_source
 from tilesmith.gate import Gate, GateOptions
 
@@ -224,26 +224,26 @@ def test_host_misuse_raises(tmp_path):
 
 
 def test_verdict_binding():
-    m = _tscore.gate_judge_phase("evaluate", completed=True,
+    m = _core.gate_judge_phase("evaluate", completed=True,
                                  findings=[("incorrect", "zeros", "out[0] max abs err 3e-1 > 1e-2")])
-    v = _tscore.gate_decide(m, None)
+    v = _core.gate_decide(m, None)
     assert not v.accept and v.kind == "incorrect"
     assert v.reason == "rejected: incorrect (zeros: out[0] max abs err 3e-1 > 1e-2)"
     with pytest.raises(ValueError, match="unknown gate failure kind"):
-        _tscore.gate_judge_phase("evaluate", completed=True, findings=[("fast", "", "")])
+        _core.gate_judge_phase("evaluate", completed=True, findings=[("fast", "", "")])
     base = [2.0 + 0.01 * (i % 3) for i in range(40)]
     cand = [1.0 + 0.01 * (i % 5) for i in range(40)]
-    m = _tscore.gate_judge_phase("evaluate", completed=True, timed=True, baseline_ms=base,
+    m = _core.gate_judge_phase("evaluate", completed=True, timed=True, baseline_ms=base,
                                  candidate_ms=cand, host_wall_s=10.0)
-    c = _tscore.gate_judge_phase("confirm", completed=True, timed=True, baseline_ms=base,
+    c = _core.gate_judge_phase("confirm", completed=True, timed=True, baseline_ms=base,
                                  candidate_ms=cand, host_wall_s=10.0)
-    v = _tscore.gate_decide(m, c)
+    v = _core.gate_decide(m, c)
     assert v.accept and v.confirmed and v.reason.startswith("accepted: 1.9")
     # Samples that add up to more than the host saw the worker run are not believed.
-    m = _tscore.gate_judge_phase("evaluate", completed=True, timed=True, baseline_ms=base,
+    m = _core.gate_judge_phase("evaluate", completed=True, timed=True, baseline_ms=base,
                                  candidate_ms=cand, host_wall_s=0.05)
     assert m.kind == "timing_suspicious"
-    assert "none" in _tscore.gate_failure_kinds()
+    assert "none" in _core.gate_failure_kinds()
 
 
 def test_rebase_judges_later_candidates_against_the_winner(tmp_path):

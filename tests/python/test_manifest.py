@@ -7,7 +7,7 @@ import sys
 import pytest
 import torch
 
-import _tscore
+from tileops import _core
 from tileops import manifest, registry
 
 
@@ -59,7 +59,7 @@ def test_optional_inputs_and_roofline():
     r = ln.roofline(call)
     assert (r["flops"], r["bytes"]) == (8 * 8 * 64, 2 * 8 * 64 * 4)
     assert r["bound"] == "memory"
-    h200 = {p["key"]: p for p in _tscore.hardware_profiles()}["h200"]
+    h200 = {p["key"]: p for p in _core.hardware_profiles()}["h200"]
     assert r["sol_seconds"] == pytest.approx(r["bytes"] / h200["hbm_bandwidth"])
 
 
@@ -99,7 +99,7 @@ def test_cli_validate_rejects_broken_copy_with_locations(tmp_path):
     assert any(l.startswith(f"{specs}/gemm.yaml:") and "Mat takes 3 arguments" in l for l in lines), r.stderr
     assert any("K: expected a non-negative integer" in l for l in lines), r.stderr
     # An implemented entry needs a registered implementation.
-    unregistered = "\n".join(_tscore.validate_manifest(str(specs), [])["problems"])
+    unregistered = "\n".join(_core.validate_manifest(str(specs), [])["problems"])
     assert (f"{specs}/norm.yaml:2:1: RMSNormFwdOp: status is implemented but no implementation"
             in unregistered), unregistered
 
@@ -112,7 +112,7 @@ def test_registry_must_match_the_spec(tmp_path):
     reg = [{"name": "SoftmaxFwdOp", "inputs": ["x"], "outputs": ["out"], "params": [("dim", "-1")],
             "kernels": ["softmax_rows"]},
            {"name": "GeluFwdOp", "inputs": ["x"], "outputs": ["y"], "params": [], "kernels": []}]
-    report = _tscore.validate_manifest(str(specs), reg)
+    report = _core.validate_manifest(str(specs), reg)
     problems = "\n".join(report["problems"])
     assert "SoftmaxFwdOp: an implementation is registered but the status is spec-only" in problems
     assert "SoftmaxFwdOp: the implementation returns (out) but the spec declares (y)" in problems
@@ -147,7 +147,7 @@ def test_registry_is_read_from_the_classes_signatures():
         e["name"] = "LayerNormFwdOp"
         others = [x for x in registry.entries() if x["name"] not in ("LayerNormFwdOp",
                                                                     "LayerNormFwdOpDrifted")]
-        problems = "\n".join(_tscore.validate_manifest(str(manifest.specs_dir()), others + [e])["problems"])
+        problems = "\n".join(_core.validate_manifest(str(manifest.specs_dir()), others + [e])["problems"])
     finally:
         registry._REGISTRY.pop("LayerNormFwdOpDrifted")
     assert ("LayerNormFwdOp: the implementation takes inputs (x, bias, weight) but the spec "

@@ -11,7 +11,7 @@ from tileops import _kernels, manifest, registry, testing
 
 registry.load_builtin_ops()
 IMPLEMENTED = [o.name for o in manifest.load().ops if o.status == "implemented"]
-BUILT = _kernels._import("_tskernels_ref")
+BUILT = _kernels._import("tileops._tskernels_ref")
 pytestmark = pytest.mark.skipif(isinstance(BUILT, ImportError),
                                 reason="_tskernels_ref is not built here (no CUDA toolkit)")
 

@@ -1,25 +1,24 @@
-"""The store, process runner and paired statistics through the _tscore bindings."""
+"""The store, process runner and paired statistics through the _core bindings."""
 import math
 import random
 
 import pytest
 
-import _tscore
-
+from tilesmith import _core
 KEY = "ab" * 32
 
 
 def test_cache_root_resolution():
-    assert _tscore.cache_root({"TILESMITH_CACHE_DIR": "/x/y", "HOME": "/h"}) == "/x/y"
-    assert _tscore.cache_root({"HOME": "/h"}) == "/h/.cache/tilesmith"
+    assert _core.cache_root({"TILESMITH_CACHE_DIR": "/x/y", "HOME": "/h"}) == "/x/y"
+    assert _core.cache_root({"HOME": "/h"}) == "/h/.cache/tilesmith"
     with pytest.raises(FileNotFoundError):
-        _tscore.cache_root({})
+        _core.cache_root({})
 
 
 def test_track_attempts_roll_and_profiles(tmp_path):
     root = str(tmp_path)
-    run_id = _tscore.new_run_id()
-    track = _tscore.Track(root, run_id, KEY)
+    run_id = _core.new_run_id()
+    track = _core.Track(root, run_id, KEY)
     assert track.latest_attempt() is None
     for i in range(7):
         track.write_attempt(f"# attempt {i}\n")
@@ -30,44 +29,44 @@ def test_track_attempts_roll_and_profiles(tmp_path):
     with pytest.raises(ValueError):
         track.write_profile("eval_1", "{broken")
     with pytest.raises(ValueError):
-        _tscore.Track(root, run_id, "not-a-key")
-    runs = _tscore.list_runs(root)
+        _core.Track(root, run_id, "not-a-key")
+    runs = _core.list_runs(root)
     assert [r["run_id"] for r in runs] == [run_id] and runs[0]["tracks"] == 1
-    assert _tscore.list_tracks(root, run_id) == [KEY]
-    assert _tscore.clean_runs(root)["removed"] == [run_id]
-    assert _tscore.list_runs(root) == []
+    assert _core.list_tracks(root, run_id) == [KEY]
+    assert _core.clean_runs(root)["removed"] == [run_id]
+    assert _core.list_runs(root) == []
 
 
 def test_artifact_cache_verifies_on_read(tmp_path):
-    cache = _tscore.ArtifactCache(str(tmp_path))
+    cache = _core.ArtifactCache(str(tmp_path))
     h = cache.put({"candidate.py": b"def call(args): pass\n", "meta.json": b"{}"})
-    assert _tscore.is_valid_cache_key(h)
+    assert _core.is_valid_cache_key(h)
     assert cache.get(h)["candidate.py"] == b"def call(args): pass\n"
     cache.set_index(KEY, h)
     assert cache.lookup(KEY) == h
     assert cache.lookup("cd" * 32) is None
     (tmp_path / "artifacts" / h / "candidate.py").write_bytes(b"import os\n")
-    with pytest.raises(_tscore.StoreError, match="corrupt"):
+    with pytest.raises(_core.StoreError, match="corrupt"):
         cache.get(h)
     with pytest.raises(FileNotFoundError):
         cache.get("0" * 64)
 
 
 def test_sha256():
-    assert _tscore.sha256_hex(b"abc") == (
+    assert _core.sha256_hex(b"abc") == (
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
 
 
 def test_proc_run_deadline_and_errors():
-    r = _tscore.proc_run(["/bin/sh", "-c", "cat; echo err >&2; exit 3"], stdin=b"hello")
+    r = _core.proc_run(["/bin/sh", "-c", "cat; echo err >&2; exit 3"], stdin=b"hello")
     assert (r.exit_code, r.stdout, r.stderr, r.succeeded) == (3, b"hello", b"err\n", False)
-    slow = _tscore.proc_run(["/bin/sh", "-c", "sleep 100"], timeout_s=0.2, kill_grace_s=0.2)
+    slow = _core.proc_run(["/bin/sh", "-c", "sleep 100"], timeout_s=0.2, kill_grace_s=0.2)
     assert slow.timed_out and slow.term_signal == 15 and slow.wall_s < 5
     with pytest.raises(FileNotFoundError):
-        _tscore.proc_run(["/nonexistent/tool"])
+        _core.proc_run(["/nonexistent/tool"])
     with pytest.raises(ValueError):
-        _tscore.proc_run([])
-    net = _tscore.proc_run(["/bin/true"], no_network=True)
+        _core.proc_run([])
+    net = _core.proc_run(["/bin/true"], no_network=True)
     assert net.network in ("network_namespace", "proxy_env_scrubbed")
 
 
@@ -75,26 +74,26 @@ def test_paired_stats_and_verdict():
     rng = random.Random(1)
     base = [math.exp(rng.gauss(0, 0.02)) for _ in range(60)]
     cand = [0.9 * math.exp(rng.gauss(0, 0.02)) for _ in range(60)]
-    s = _tscore.paired_stats(base, cand)
+    s = _core.paired_stats(base, cand)
     assert abs(s.ratio - 0.9) < 0.02 and s.ratio_lower <= s.ratio <= s.ratio_upper
-    v = _tscore.judge(s, min_improvement=0.02)
+    v = _core.judge(s, min_improvement=0.02)
     assert v.accept and v.reason == "faster"
-    same = _tscore.judge(_tscore.paired_stats(base, base))
+    same = _core.judge(_core.paired_stats(base, base))
     assert not same.accept and same.reason == "not_faster"
-    few = _tscore.judge(_tscore.paired_stats(base[:5], cand[:5]))
+    few = _core.judge(_core.paired_stats(base[:5], cand[:5]))
     assert few.reason == "too_few_samples"
     with pytest.raises(ValueError):
-        _tscore.paired_stats([1.0, 2.0], [1.0])
+        _core.paired_stats([1.0, 2.0], [1.0])
     with pytest.raises(ValueError):
-        _tscore.paired_stats([1.0], [float("nan")])
-    assert _tscore.check_wall_clock(0.5, 10.0).suspicious
+        _core.paired_stats([1.0], [float("nan")])
+    assert _core.check_wall_clock(0.5, 10.0).suspicious
 
 
 # ---- tilesmith clean removes only finished Tilesmith runs -----------------------------------------
 
 def _finished_run(root) -> str:
-    run_id = _tscore.new_run_id()
-    _tscore.Track(str(root), run_id, KEY).write_attempt("# a\n")
+    run_id = _core.new_run_id()
+    _core.Track(str(root), run_id, KEY).write_attempt("# a\n")
     return run_id
 
 
@@ -106,7 +105,7 @@ def test_clean_never_follows_a_linked_runs_directory(tmp_path):
     root.mkdir()
     (root / "runs").symlink_to(elsewhere)
     with pytest.raises(ValueError, match="symbolic link"):
-        _tscore.clean_runs(str(root))
+        _core.clean_runs(str(root))
     assert (elsewhere / "experiment-1" / "data.bin").read_bytes() == b"x"
 
 
@@ -120,7 +119,7 @@ def test_clean_leaves_directories_that_are_not_tilesmith_runs(tmp_path):
     target.mkdir()
     (tmp_path / "runs" / "link").symlink_to(target)
     ours = _finished_run(tmp_path)
-    report = _tscore.clean_runs(str(tmp_path))
+    report = _core.clean_runs(str(tmp_path))
     assert report["removed"] == [ours]
     assert (tb / "events.out.tfevents.1").read_bytes() == b"tb"
     assert (tmp_path / "runs" / "20261207T100000.000000Z-1-deadbeef").is_dir()
@@ -133,19 +132,19 @@ def test_clean_leaves_directories_that_are_not_tilesmith_runs(tmp_path):
 
 def test_clean_keeps_a_live_run_and_dry_run_removes_nothing(tmp_path):
     done = _finished_run(tmp_path)
-    live_id = _tscore.new_run_id()
-    lease = _tscore.RunLease(str(tmp_path), live_id)
-    track = _tscore.Track(str(tmp_path), live_id, KEY)
+    live_id = _core.new_run_id()
+    lease = _core.RunLease(str(tmp_path), live_id)
+    track = _core.Track(str(tmp_path), live_id, KEY)
     track.write_attempt("# first\n")
-    dry = _tscore.clean_runs(str(tmp_path), dry_run=True)
+    dry = _core.clean_runs(str(tmp_path), dry_run=True)
     assert dry["removed"] == [done] and dry["skipped_in_use"] == [live_id]
-    assert len(_tscore.list_runs(str(tmp_path))) == 2  # nothing removed
-    report = _tscore.clean_runs(str(tmp_path))
+    assert len(_core.list_runs(str(tmp_path))) == 2  # nothing removed
+    report = _core.clean_runs(str(tmp_path))
     assert report["removed"] == [done] and report["skipped_in_use"] == [live_id]
     track.write_attempt("# second\n")  # the live track still takes writes
     assert track.latest_attempt() == "# second\n"
     del lease
-    assert _tscore.clean_runs(str(tmp_path))["removed"] == [live_id]
+    assert _core.clean_runs(str(tmp_path))["removed"] == [live_id]
 
 
 def test_clean_cli_dry_run_and_bad_days(tmp_path, monkeypatch, capsys):
@@ -158,7 +157,7 @@ def test_clean_cli_dry_run_and_bad_days(tmp_path, monkeypatch, capsys):
     out = io.StringIO()
     assert cli.main(["clean", "--dry-run"], out=out) == 0
     assert f"would remove {run}" in out.getvalue()
-    assert [r["run_id"] for r in _tscore.list_runs(str(tmp_path))] == [run]
+    assert [r["run_id"] for r in _core.list_runs(str(tmp_path))] == [run]
     with pytest.raises(SystemExit) as e:
         cli.main(["clean", "--older-than", "-1"])
     assert e.value.code == 2

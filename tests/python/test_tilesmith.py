@@ -16,7 +16,7 @@ import sys
 import pytest
 import torch
 
-import _tscore
+from tilesmith import _core
 import tilesmith
 from tilesmith import _identity, cli
 from tilesmith_testing import mock_server, scripts
@@ -37,7 +37,7 @@ def inductor_cache(tmp_path_factory):
 
 
 def _python_path() -> str:
-    core = os.path.dirname(_tscore.__file__)
+    core = os.path.dirname(_core.__file__)
     package = os.path.dirname(os.path.dirname(tilesmith.__file__))
     parts = [str(TESTS), package, core, os.environ.get("PYTHONPATH", "")]
     return os.pathsep.join(p for p in parts if p)
@@ -132,7 +132,7 @@ def test_cpu_pipeline_end_to_end_then_artifact_cache_hit(tmp_path, inductor_cach
     events = _gate_events(gate_log)
     assert events[0]["event"] == "init" and events[0]["device"] == "cpu"
     assert a["user_x_ptr"] not in events[0]["arg_ptrs"]  # the gate got copies only
-    artifact = _tscore.ArtifactCache(str(cache)).lookup(graph["cache_key"])
+    artifact = _core.ArtifactCache(str(cache)).lookup(graph["cache_key"])
     assert artifact is not None
 
     # Process B: same graph, new run: an exact artifact-cache hit; the agent is not run (the
@@ -168,7 +168,7 @@ def test_cpu_pipeline_end_to_end_then_artifact_cache_hit(tmp_path, inductor_cach
         assert cli.main(["show", "no-such-run"], out=io.StringIO()) == 1
         out = io.StringIO()
         assert cli.main(["clean"], out=out) == 0 and "removed 2 run(s)" in out.getvalue()
-        assert _tscore.list_runs(str(cache)) == []
+        assert _core.list_runs(str(cache)) == []
     finally:
         del os.environ["TILESMITH_CACHE_DIR"]
 
@@ -496,7 +496,7 @@ def test_two_processes_optimizing_at_once_corrupt_nothing(tmp_path, inductor_cac
             assert len(list((track / "profiles").glob("*.json"))) == 2
         else:
             assert json.loads((track / "cache.json").read_text())["installed"] is True
-    artifacts = _tscore.ArtifactCache(str(cache))
+    artifacts = _core.ArtifactCache(str(cache))
     winner = artifacts.lookup(keys.pop())
     files = artifacts.get(winner)  # verifies the manifest and every file's hash
     assert "_ts_counted" in files["candidate.py"].decode()

@@ -81,7 +81,7 @@ def test_specs_are_the_tileops_manifest():
 
 
 def test_each_judged_candidate_is_recorded_with_its_rewrite_kinds():
-    from _tscore import agent
+    from tilesmith._core import agent
 
     banners = agent.rewrite_banners()
     ws = _workspace(_Gate())

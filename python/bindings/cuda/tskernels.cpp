@@ -3,7 +3,7 @@
 // Tensors cross as raw device pointers (torch's `t.data_ptr()`), sizes and strides in elements,
 // a dtype code (0 f16, 1 bf16, 2 f32; ts::kernels::DType) and the caller's stream handle
 // (`torch.cuda.current_stream().cuda_stream`). The op classes of python/tileops have already
-// checked every shape, dtype and stride against the spec (the binder in _tscore), so these
+// checked every shape, dtype and stride against the spec (the binder in tileops._core), so these
 // functions only fill the launcher's Args and translate a failed launch into a Python exception:
 //
 //   _tskernels.rms_norm(x, y, w, rows, cols, x_stride, y_stride, eps, dtype, config, stream)

@@ -6,7 +6,7 @@
         report.verdict, report.reason, report.summary()
 
 Candidate code only ever runs in worker processes (tilesmith.gate.worker); the verdict comes
-from the C++ core (_tscore.gate_judge_phase / gate_decide) on the workers' raw evidence.
+from the C++ core (_core.gate_judge_phase / gate_decide) on the workers' raw evidence.
 """
 
 from tilesmith.gate.host import Gate, GateIntegrityError, GateOptions, GateReport, GateUnavailable

@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import _tscore
-
+from tilesmith import _core
 from .. import _memory, _sandbox
 
 # The gate's code as it was when this process imported it; checked before every job.
@@ -327,7 +326,7 @@ class Gate:
         if main["verdict"].passed and o.confirm:
             # A new process and input values nobody (candidate included) could know in advance.
             confirm = self._phase("confirm", candidate_source, secrets.randbits(48), timed=True)
-        v = _tscore.gate_decide(main["verdict"], confirm["verdict"] if confirm else None,
+        v = _core.gate_decide(main["verdict"], confirm["verdict"] if confirm else None,
                                 require_confirmation=o.confirm)
         return self._report(v, main, confirm, candidate_source, label or "candidate")
 
@@ -344,7 +343,7 @@ class Gate:
     def check(self, candidate_source: str) -> GateReport:
         self._evaluations += 1
         main = self._phase("check", candidate_source, _seed_for(self.options.seed, self._evaluations), timed=False)
-        v = _tscore.gate_decide(main["verdict"], None, require_confirmation=False)
+        v = _core.gate_decide(main["verdict"], None, require_confirmation=False)
         return self._report(v, main, None, candidate_source, "check")
 
     def profile(self, candidate_source: str) -> list:
@@ -370,7 +369,7 @@ class Gate:
         try:
             compile(candidate_source, "<candidate>", "exec")
         except (SyntaxError, ValueError, TypeError) as e:
-            ev = _tscore.gate_judge_phase(phase, completed=True,
+            ev = _core.gate_judge_phase(phase, completed=True,
                                           findings=[("exception", "import", f"SyntaxError: {e}")])
             return {"phase": phase, "verdict": ev, "outcome": {"completed": True}, "result": None,
                     "seed": seed}
@@ -390,7 +389,7 @@ class Gate:
                                 "still running after the job and were killed"))
         timing = (res or {}).get("timing") if completed else None
         try:
-            ev = _tscore.gate_judge_phase(
+            ev = _core.gate_judge_phase(
                 phase, completed=completed, timed_out=out["timed_out"], term_signal=out["signal"],
                 exit_code=out["exit_code"], worker_detail=detail, findings=findings,
                 timed=timing is not None,
@@ -401,9 +400,9 @@ class Gate:
                 max_ci_half_width=o.resolved_half_width(), min_samples=o.min_samples,
                 wall_clock_max_drop=o.wall_clock_max_drop)
         except (ValueError, TypeError, KeyError) as e:  # a malformed (possibly forged) result
-            ev = _tscore.gate_judge_phase(phase, completed=False, worker_detail=f"malformed result: {e}")
+            ev = _core.gate_judge_phase(phase, completed=False, worker_detail=f"malformed result: {e}")
         if timed and completed and timing is None and not findings:
-            ev = _tscore.gate_judge_phase(phase, completed=False, worker_detail="no timing in the result")
+            ev = _core.gate_judge_phase(phase, completed=False, worker_detail="no timing in the result")
         return {"phase": phase, "verdict": ev, "outcome": out, "result": res, "seed": seed}
 
     def _job(self, mode: str, candidate_source: str, seed: int) -> dict:
@@ -458,7 +457,7 @@ class Gate:
     def _run_fresh(self, job_path: Path) -> dict:
         o = self.options
         t0 = time.monotonic()
-        r = _tscore.proc_run([o.python, "-P", "-m", "tilesmith.gate.worker", "--job", str(job_path)],
+        r = _core.proc_run([o.python, "-P", "-m", "tilesmith.gate.worker", "--job", str(job_path)],
                              env=self._env, cwd=str(self._dir),
                              timeout_s=o.timeout_s + o.startup_timeout_s, no_network=True,
                              sandbox=self._box)
@@ -474,7 +473,7 @@ class Gate:
         argv = [o.python, "-P", "-m", "tilesmith.gate.worker", "--serve"]
         if o.device.startswith("cuda"):
             argv.append("--preload")  # Inductor's CUDA wrappers: import its runtime once
-        self._server = _tscore.ChildProcess.start(argv, env=self._env, cwd=str(self._dir),
+        self._server = _core.ChildProcess.start(argv, env=self._env, cwd=str(self._dir),
                                                   no_network=True, sandbox=self._box)
         self._server_ready = False
 
@@ -579,7 +578,7 @@ class Gate:
                             timing=timing, confirmed=v.confirmed, kind=v.kind, label=label,
                             path=str(path), details=details)
         report = _redacted(report)
-        _tscore.write_file_atomic(str(path), json.dumps(report.to_dict(), indent=1, default=str).encode())
+        _core.write_file_atomic(str(path), json.dumps(report.to_dict(), indent=1, default=str).encode())
         return report
 
 
@@ -597,7 +596,7 @@ def _redacted(report: GateReport) -> GateReport:
     """The report with every secret this process knows removed: a candidate's exception message
     or log can quote anything the candidate could read."""
     text = json.dumps(dataclasses.asdict(report), default=str)
-    clean = _tscore.agent.redact(text)
+    clean = _core.agent.redact(text)
     if clean == text:
         return report
     return GateReport(**json.loads(clean))

@@ -1,4 +1,4 @@
-"""A workspace for driving `_tscore.agent.run` from a test: the agent's view of one graph (its
+"""A workspace for driving `_core.agent.run` from a test: the agent's view of one graph (its
 original wrapper, the track directory, the gate and the profiler), with the gate's verdicts
 given by the test."""
 
