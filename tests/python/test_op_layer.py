@@ -47,9 +47,12 @@ def test_non_tensor_inputs_are_a_type_error():
 def test_a_kernel_missing_from_the_build_is_a_clear_error(monkeypatch):
     from tileops.gemm import GEMMFwdOp
 
-    monkeypatch.setattr(_kernels, "_module", lambda: ImportError("No module named '_tskernels'"))
+    monkeypatch.setattr(_kernels, "_module",
+                        lambda: ImportError("No module named 'tileops._tskernels'"))
     a = torch.empty(4, 8, dtype=torch.bfloat16)
-    with pytest.raises(KernelsNotBuilt, match=r"GEMMFwdOp: the CUDA kernels are not built"):
+    # It says what is missing and what to install.
+    with pytest.raises(KernelsNotBuilt, match=r"GEMMFwdOp: this tileops was built without its "
+                       r"CUDA kernels .*Install the CUDA toolkit .*pip install"):
         GEMMFwdOp()(a, a)
 
 
