@@ -10,7 +10,8 @@
 # Env: GATE_PARTS (gate.sh), TILESMITH_PHASES (tilesmith.sh; default "inference ineligible"),
 #      BENCH_SELECTION (bench.sh; default quick), TILEOPS_BENCH_ARGS (default --no-compile),
 #      TILEOPS_TUNED_ARGS (tileops_tuned; default TILEOPS_BENCH_ARGS),
-#      TILEOPS_TEST_FILTER (pytest -k for the tileops phase), PROBE_PROBLEMS (suite_probe: names).
+#      TILEOPS_TEST_FILTER (pytest -k for the tileops phase), PROBE_PROBLEMS (suite_probe: names),
+#      LARGE_COLUMNS (large; default every column).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/ts-gpu-out}
@@ -50,7 +51,7 @@ run_phase() {
       timeout "$limit" python3 -m pytest -q -m gpu -p no:cacheprovider tests/python/test_search_runtime.py tests/python/test_direct_launch.py -rfE > "$dir/pytest.log" 2>&1 ;;
     suite_probe) timeout "$limit" python3 dev/suite_probe.py "$dir" ${PROBE_PROBLEMS:-} > "$dir/probe.log" 2>&1 ;;
     large)  # bench/large (an input of a third of the card): every column measured, or why not
-      timeout "$limit" python3 python/tilesmith/bench.py bench/large --columns eager,inductor,tilesmith \
+      timeout "$limit" python3 python/tilesmith/bench.py bench/large ${LARGE_COLUMNS:+--columns "$LARGE_COLUMNS"} \
         --timeout "$((limit - 10))" --out "$dir/large.json" --log "$dir/large.log" > "$dir/run.log" 2>&1 ;;
     attention_probe) timeout "$limit" python3 dev/attention_probe.py > "$dir/probe.log" 2>&1 ;;
     sandbox)  # the workers' sandbox here: bwrap, namespaces, a CUDA run inside, the sandbox tests
