@@ -330,10 +330,14 @@ class SearchModel final : public Model {
       std::string why;
       if (h.base)
         for (const auto& s : plan_next(h, seed_).skipped) why += (why.empty() ? "" : "; ") + s;
-      return fail(Errc::rejected,
-                  fmt::format("tilesmith-search has nothing more to propose for this graph ({} "
-                              "candidate(s) tried){}",
-                              h.tried.size(), why.empty() ? "" : "; not proposed: " + why));
+      const std::string what =
+          h.tried.empty()
+              ? std::string("tilesmith-search found nothing in this graph that it can rewrite")
+              : fmt::format(
+                    "tilesmith-search has nothing more to propose for this graph after {} "
+                    "candidate(s)",
+                    h.tried.size());
+      return fail(Errc::rejected, what + (why.empty() ? "" : "; not proposed: " + why));
     }
     if (!h.has_tools)
       return say(

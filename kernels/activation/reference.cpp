@@ -18,4 +18,7 @@ void silu_and_mul_reference(const SiluAndMulArgs& a) {
   }
 }
 
+TS_REGISTER_KERNEL(reference, silu_and_mul, "SiluAndMulFwdOp",
+                   (run_reference<silu_and_mul_args, silu_and_mul_reference>), one_config);
+
 }  // namespace ts::kernels

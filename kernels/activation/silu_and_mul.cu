@@ -115,4 +115,7 @@ cudaError_t silu_and_mul_launch(const SiluAndMulArgs& a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+TS_REGISTER_KERNEL(cuda, silu_and_mul, "SiluAndMulFwdOp",
+                   (run_launch<silu_and_mul_args, silu_and_mul_launch>), silu_and_mul_num_configs);
+
 }  // namespace ts::kernels

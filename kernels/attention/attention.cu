@@ -324,4 +324,7 @@ cudaError_t attention_launch(const AttentionArgs& a, cudaStream_t stream) {
                                : launch_fallback<__nv_bfloat16>(a, scale, stream);
 }
 
+TS_REGISTER_KERNEL(cuda, attention, "MultiHeadAttentionFwdOp",
+                   (run_launch<attention_args, attention_launch>), attention_num_configs);
+
 }  // namespace ts::kernels

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "common/dtype.hpp"
+#include "common/kernel_call.hpp"
 
 namespace ts::kernels {
 
@@ -53,5 +54,36 @@ bool attention_uses_tensor_cores(const AttentionArgs& args);
 
 /// fp64 CPU reference over host pointers (same Args); writes o rounded to dtype.
 void attention_reference(const AttentionArgs& args);
+
+/// The spec's call (inputs q [B, Hq, Sq, D], k, v [B, Hkv, Skv, D]; output o [B, Hq, Sq, D];
+/// params is_causal, scale: none is 1 / sqrt(D)) as Args.
+inline std::optional<AttentionArgs> attention_args(const KernelCall& c) {
+  if (!has_arity(c, 3, 1, 2)) return std::nullopt;
+  const TensorArg &q = c.inputs[0], &k = c.inputs[1], &v = c.inputs[2], &o = c.outputs[0];
+  const auto dtype = float_dtype(q);
+  if (q.rank != 4 || k.rank != 4 || v.rank != 4 || o.rank != 4 || !dtype) return std::nullopt;
+  AttentionArgs a;
+  a.q = q.data;
+  a.k = k.data;
+  a.v = v.data;
+  a.o = o.data;
+  a.B = q.size(0);
+  a.Hq = q.size(1);
+  a.Sq = q.size(2);
+  a.D = q.size(3);
+  a.Hkv = k.size(1);
+  a.Skv = k.size(2);
+  for (int i = 0; i < 4; ++i) {
+    a.q_strides[i] = q.strides[i];
+    a.k_strides[i] = k.strides[i];
+    a.v_strides[i] = v.strides[i];
+    a.o_strides[i] = o.strides[i];
+  }
+  a.is_causal = c.params[0].boolean();
+  a.scale = c.params[1].is_none() ? 0.0f : static_cast<float>(c.params[1].real());
+  a.dtype = *dtype;
+  a.config = c.config;
+  return a;
+}
 
 }  // namespace ts::kernels

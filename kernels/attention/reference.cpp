@@ -53,4 +53,7 @@ void attention_reference(const AttentionArgs& a) {
   }
 }
 
+TS_REGISTER_KERNEL(reference, attention, "MultiHeadAttentionFwdOp",
+                   (run_reference<attention_args, attention_reference>), one_config);
+
 }  // namespace ts::kernels

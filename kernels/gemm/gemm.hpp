@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "common/dtype.hpp"
+#include "common/kernel_call.hpp"
 
 namespace ts::kernels {
 
@@ -60,5 +61,32 @@ int gemm_default_config(const GemmArgs& args, int num_sms);
 
 /// fp64 CPU reference over host pointers (same Args); writes d rounded to dtype.
 void gemm_reference(const GemmArgs& args);
+
+/// The spec's call (inputs a, b stored row-major, [M, K] / [K, N] or transposed per the params
+/// trans_a, trans_b; output d [M, N]) as Args. A single stored row's stride is its length.
+inline std::optional<GemmArgs> gemm_args(const KernelCall& c) {
+  if (!has_arity(c, 2, 1, 2)) return std::nullopt;
+  const TensorArg &a = c.inputs[0], &b = c.inputs[1], &d = c.outputs[0];
+  const auto dtype = float_dtype(a);
+  if (a.rank != 2 || b.rank != 2 || d.rank != 2 || !dtype) return std::nullopt;
+  auto leading = [](const TensorArg& t) {
+    return t.size(0) <= 1 ? std::max<std::int64_t>(t.size(1), 1) : t.stride(0);
+  };
+  GemmArgs g;
+  g.a = a.data;
+  g.b = b.data;
+  g.d = d.data;
+  g.trans_a = c.params[0].boolean();
+  g.trans_b = c.params[1].boolean();
+  g.M = d.size(0);
+  g.N = d.size(1);
+  g.K = g.trans_a ? a.size(0) : a.size(1);
+  g.lda = leading(a);
+  g.ldb = leading(b);
+  g.ldd = leading(d);
+  g.dtype = *dtype;
+  g.config = c.config;
+  return g;
+}
 
 }  // namespace ts::kernels

@@ -27,4 +27,7 @@ void gemm_reference(const GemmArgs& g) {
   }
 }
 
+TS_REGISTER_KERNEL(reference, gemm, "GEMMFwdOp", (run_reference<gemm_args, gemm_reference>),
+                   one_config);
+
 }  // namespace ts::kernels

@@ -67,4 +67,7 @@ cudaError_t layer_norm_launch(const LayerNormArgs& a, cudaStream_t stream) {
       });
 }
 
+TS_REGISTER_KERNEL(cuda, layer_norm, "LayerNormFwdOp",
+                   (run_launch<layer_norm_args, layer_norm_launch>), layer_norm_num_configs);
+
 }  // namespace ts::kernels

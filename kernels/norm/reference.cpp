@@ -46,4 +46,9 @@ void layer_norm_reference(const LayerNormArgs& a) {
   }
 }
 
+TS_REGISTER_KERNEL(reference, rms_norm, "RMSNormFwdOp",
+                   (run_reference<rms_norm_args, rms_norm_reference>), one_config);
+TS_REGISTER_KERNEL(reference, layer_norm, "LayerNormFwdOp",
+                   (run_reference<layer_norm_args, layer_norm_reference>), one_config);
+
 }  // namespace ts::kernels

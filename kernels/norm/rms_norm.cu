@@ -64,4 +64,7 @@ cudaError_t rms_norm_launch(const RmsNormArgs& a, cudaStream_t stream) {
       [&](auto tag, auto cfg) { launch_rms_norm_persistent<decltype(tag), cfg.value>(a, stream); });
 }
 
+TS_REGISTER_KERNEL(cuda, rms_norm, "RMSNormFwdOp", (run_launch<rms_norm_args, rms_norm_launch>),
+                   rms_norm_num_configs);
+
 }  // namespace ts::kernels

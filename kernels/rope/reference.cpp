@@ -52,4 +52,7 @@ void rope_reference(const RopeArgs& a) {
   }
 }
 
+TS_REGISTER_KERNEL(reference, rope_neox, "RoPENeoXFwdOp",
+                   (run_reference<rope_args, rope_reference>), one_config);
+
 }  // namespace ts::kernels

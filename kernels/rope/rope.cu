@@ -125,4 +125,7 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+TS_REGISTER_KERNEL(cuda, rope_neox, "RoPENeoXFwdOp", (run_launch<rope_args, rope_launch>),
+                   rope_num_configs);
+
 }  // namespace ts::kernels

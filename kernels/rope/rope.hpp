@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "common/dtype.hpp"
+#include "common/kernel_call.hpp"
 
 namespace ts::kernels {
 
@@ -48,5 +49,37 @@ struct RopeArgs {
 cudaError_t rope_launch(const RopeArgs& args, cudaStream_t stream);
 int rope_num_configs();
 void rope_reference(const RopeArgs& args);
+
+/// The spec's call (inputs positions [S] int64, q [S, Hq, D], k [S, Hk, D], both rotated in
+/// place, cos_sin_cache [P, R] fp32 whose rows hold R/2 cos values then R/2 sin values) as Args.
+inline std::optional<RopeArgs> rope_args(const KernelCall& c) {
+  if (!has_arity(c, 4, 0, 0)) return std::nullopt;
+  const TensorArg &positions = c.inputs[0], &q = c.inputs[1], &k = c.inputs[2],
+                  &cache = c.inputs[3];
+  const auto dtype = float_dtype(q);
+  if (q.rank != 3 || k.rank != 3 || cache.rank != 2 || !dtype) return std::nullopt;
+  RopeArgs a;
+  a.positions = positions.ptr<const std::int64_t>();
+  a.q = q.data;
+  a.q_out = q.data;
+  a.k = k.data;
+  a.k_out = k.data;
+  a.cos = cache.ptr<const float>();
+  a.sin = cache.present() ? cache.ptr<const float>() + cache.size(1) / 2 : nullptr;
+  a.tokens = q.size(0);
+  a.q_heads = q.size(1);
+  a.k_heads = k.size(1);
+  a.head_dim = q.size(2);
+  a.rotary_dim = cache.size(1);
+  a.q_token_stride = q.stride(0);
+  a.q_head_stride = q.stride(1);
+  a.k_token_stride = k.stride(0);
+  a.k_head_stride = k.stride(1);
+  a.max_position = cache.size(0);
+  a.cache_row_stride = cache.size(0) > 1 ? cache.stride(0) : cache.size(1);
+  a.dtype = *dtype;
+  a.config = c.config;
+  return a;
+}
 
 }  // namespace ts::kernels

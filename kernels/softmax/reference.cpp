@@ -22,4 +22,7 @@ void softmax_reference(const SoftmaxArgs& a) {
   }
 }
 
+TS_REGISTER_KERNEL(reference, softmax, "SoftmaxFwdOp",
+                   (run_reference<softmax_args, softmax_reference>), one_config);
+
 }  // namespace ts::kernels

@@ -122,4 +122,7 @@ cudaError_t softmax_launch(const SoftmaxArgs& a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+TS_REGISTER_KERNEL(cuda, softmax, "SoftmaxFwdOp", (run_launch<softmax_args, softmax_launch>),
+                   softmax_num_configs);
+
 }  // namespace ts::kernels

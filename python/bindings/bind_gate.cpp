@@ -1,5 +1,6 @@
 // tilesmith._core.gate_judge_phase / gate_decide (ts::gate verdicts from worker evidence).
-//   m = tilesmith._core.gate_judge_phase("evaluate", completed=True, findings=[("incorrect", "zeros",
+//   m = tilesmith._core.gate_judge_phase("evaluate", completed=True, findings=[("incorrect",
+//   "zeros",
 //           "out[0] max abs err 3e-1 > 1e-2")], timed=False)
 //   v = tilesmith._core.gate_decide(m, None)     # v.accept, v.reason, v.kind, v.speedup
 #include <nanobind/nanobind.h>

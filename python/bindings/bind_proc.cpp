@@ -1,8 +1,8 @@
 // tilesmith._core.proc_run: one child process with a deadline, output caps and group kill.
-//   c = tilesmith._core.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5); c.stop()
-//   r = tilesmith._core.proc_run(["sh", "-c", "echo hi"], timeout_s=5)
-//   r.exit_code, r.stdout (bytes), r.timed_out, r.network ("not_requested", ...)
-//   box = tilesmith._core.Sandbox.untrusted(); box.writable = [d]; tilesmith._core.sandbox_available()
+//   c = tilesmith._core.ChildProcess.start([...]); c.write_stdin(b"...", 5); c.read_line(5);
+//   c.stop() r = tilesmith._core.proc_run(["sh", "-c", "echo hi"], timeout_s=5) r.exit_code,
+//   r.stdout (bytes), r.timed_out, r.network ("not_requested", ...) box =
+//   tilesmith._core.Sandbox.untrusted(); box.writable = [d]; tilesmith._core.sandbox_available()
 //   tilesmith._core.proc_run([...], env={...}, sandbox=box)        # confined: see ts/proc/proc.hpp
 // Spawn failures raise FileNotFoundError (no such executable or cwd) or tilesmith._core.ProcError.
 #include <nanobind/nanobind.h>
@@ -23,7 +23,8 @@ namespace nb = nanobind;
 namespace ts::python {
 
 void bind_proc(nb::module_& m) {
-  static PyObject* proc_error = PyErr_NewException("tilesmith._core.ProcError", PyExc_OSError, nullptr);
+  static PyObject* proc_error =
+      PyErr_NewException("tilesmith._core.ProcError", PyExc_OSError, nullptr);
   m.attr("ProcError") = nb::handle(proc_error);
 
   nb::class_<proc::Sandbox>(m, "Sandbox",

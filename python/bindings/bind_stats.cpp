@@ -1,4 +1,5 @@
-// tilesmith._core.paired_stats / judge / check_wall_clock / compare_wall_clock (ts::perf statistics).
+// tilesmith._core.paired_stats / judge / check_wall_clock / compare_wall_clock (ts::perf
+// statistics).
 //   s = tilesmith._core.paired_stats(base_ms, cand_ms)        # ValueError on bad samples
 //   v = tilesmith._core.judge(s, min_improvement=0.02)        # v.accept, v.reason, v.detail
 #include <nanobind/nanobind.h>

@@ -1,6 +1,6 @@
 // tilesmith._core store API: cache root, run ids, tracks, the artifact cache, listing and cleaning.
-//   root = tilesmith._core.cache_root()                       # from os.environ unless env= is given
-//   t = tilesmith._core.Track(root, tilesmith._core.new_run_id(), key); t.write_attempt(src)
+//   root = tilesmith._core.cache_root()                       # from os.environ unless env= is
+//   given t = tilesmith._core.Track(root, tilesmith._core.new_run_id(), key); t.write_attempt(src)
 //   h = tilesmith._core.ArtifactCache(root).put({"candidate.py": b"..."})
 // Bad input raises ValueError; a missing thing FileNotFoundError; corruption and other file
 // system failures tilesmith._core.StoreError (an OSError).

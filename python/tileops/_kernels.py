@@ -72,12 +72,11 @@ def launcher(op_name: str, kernel: str):
             f"{op_name}: this tileops was built without its CUDA kernels ({m}). Install the CUDA "
             "toolkit (nvcc for sm_90a; built and tested with 13.0) and reinstall: pip install "
             "--no-build-isolation ./packaging/tileops (nvcc on PATH or at /usr/local/cuda)")
-    fn = getattr(m, kernel, None)
-    if fn is None:
+    if kernel not in m.kernels():
         raise KernelsNotBuilt(
             f"{op_name}: kernel '{kernel}' is not built into _tskernels (built: "
             f"{', '.join(sorted(m.kernels())) or 'none'}); its launcher was not part of the build")
-    return fn
+    return functools.partial(m.launch, kernel)
 
 
 @functools.lru_cache(maxsize=None)

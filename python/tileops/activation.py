@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .norm import row_view
-from .op import KERNEL_DTYPE_CODES, Op
+from .op import Op
 from .registry import register
 
 
@@ -21,11 +20,3 @@ class SiluAndMulFwdOp(Op):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._run(x)
-
-    def _launch(self, call, tensors, outs, config, stream):
-        (x,) = tensors
-        (y,) = outs
-        x, rows, xs = row_view(x)
-        n = y.shape[-1]
-        self._launcher(x.data_ptr(), y.data_ptr(), rows, n, xs, n, KERNEL_DTYPE_CODES[x.dtype],
-                       config, stream)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from .op import KERNEL_DTYPE_CODES, Op, sdpa_scale
+from .op import Op
 from .registry import register
 
 
@@ -20,22 +20,10 @@ class MultiHeadAttentionFwdOp(Op):
     kernel = "attention"
     outputs = ("o",)
     strided_outputs = True  # the launcher takes o's strides (SDPA backends' [B, S, H, D] too)
+    collapse_rows = False  # and every stride of q, k, v (a fused QKV projection's views)
 
     def __init__(self, is_causal: bool = False, scale: float | None = None):
         super().__init__(is_causal=is_causal, scale=scale)
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return self._run(q, k, v)
-
-    def _launch(self, call, tensors, outs, config, stream):
-        q, k, v = tensors
-        (o,) = outs
-        b, hq, sq, d = q.shape
-        hkv, skv = k.shape[1], k.shape[2]
-        if o.numel() == 0:
-            return
-        self._launcher(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), b, hq, hkv, sq, skv,
-                       d, list(q.stride()), list(k.stride()), list(v.stride()), list(o.stride()),
-                       float(sdpa_scale(self.param_values["scale"], d)),
-                       bool(self.param_values["is_causal"]), KERNEL_DTYPE_CODES[q.dtype], config,
-                       stream)

@@ -8,20 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from .op import KERNEL_DTYPE_CODES, Op
+from .op import Op
 from .registry import register
-
-
-def _leading_dim(t: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """(t, row stride) of a stored matrix whose last dim is contiguous (the spec's `rows` layout).
-    A single row's stride is meaningless (use the row length); broadcast rows (stride below the
-    row length, which the launcher refuses) are copied."""
-    rows, cols = t.shape
-    if rows <= 1:
-        return t, max(cols, 1)
-    if t.stride(0) < cols:
-        t = t.contiguous()
-    return t, t.stride(0)
 
 
 @register(kernels=["gemm"])
@@ -37,19 +25,3 @@ class GEMMFwdOp(Op):
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return self._run(a, b)
-
-    def _launch(self, call, tensors, outs, config, stream):
-        a, b = tensors
-        (d,) = outs
-        m, n = d.shape
-        k = a.shape[0] if self.param_values["trans_a"] else a.shape[1]
-        if m == 0 or n == 0:
-            return
-        if k == 0:
-            d.zero_()  # an empty sum
-            return
-        a, lda = _leading_dim(a)
-        b, ldb = _leading_dim(b)
-        self._launcher(a.data_ptr(), b.data_ptr(), d.data_ptr(), m, n, k, lda, ldb, n, bool(self.param_values["trans_a"]),
-                       bool(self.param_values["trans_b"]), KERNEL_DTYPE_CODES[a.dtype], config,
-                       stream)

@@ -21,7 +21,6 @@ string key (dynamo bakes strings in as constants), as TileOPs' compile boundary 
 from __future__ import annotations
 
 import itertools
-import math
 import warnings
 import weakref
 
@@ -38,7 +37,12 @@ TORCH_DTYPES = {
     "float8_e4m3fn": torch.float8_e4m3fn, "float8_e5m2": torch.float8_e5m2,
 }
 DTYPE_NAMES = {v: k for k, v in TORCH_DTYPES.items()}
-KERNEL_DTYPE_CODES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2}
+KERNEL_DTYPE_CODES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2, torch.int64: 3}
+
+
+def kernel_tensor(t: torch.Tensor) -> tuple:
+    """A tensor in the kernels' calling convention: (address, type code, sizes, strides)."""
+    return (t.data_ptr(), KERNEL_DTYPE_CODES[t.dtype], tuple(t.shape), tuple(t.stride()))
 
 # Autotune verification tolerance per dtype: configs differ only in reduction order.
 _TUNE_TOL = {torch.float16: 4e-3, torch.bfloat16: 3e-2, torch.float32: 1e-4}
@@ -164,10 +168,13 @@ def _custom_op_for(cls: type, spec: manifest.OpSpec):
 
 class Op:
     """Base of every op class. A subclass declares `__init__(self, <params per spec>)` calling
-    `super().__init__(...)`, `forward(self, <inputs per spec>)` calling `self._run(...)`, the
-    `kernel` it launches and `_launch(call, inputs, outputs, config, stream)`."""
+    `super().__init__(...)`, `forward(self, <inputs per spec>)` calling `self._run(...)` and the
+    `kernel` it launches; every kernel takes the bound call in one calling convention."""
 
     kernel: str = ""
+    # Whether the kernel reads each `rows`-layout input as [rows, last dim] with one row stride
+    # (norms, softmax, GEMM); one that takes every stride (attention, RoPE) sets it False.
+    collapse_rows = True
     kernels: list[str] = []
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
@@ -185,6 +192,9 @@ class Op:
         self.key = f"{cls.__name__}#{next(_COUNTER)}"
         _INSTANCES[self.key] = self
         self._torch_op = _custom_op_for(cls, self.spec)
+        self._rows_inputs = frozenset(
+            i for i, t in enumerate(self.spec.inputs) if t["layout"] == "rows"
+        ) if cls.collapse_rows else frozenset()
 
     def __repr__(self) -> str:
         ps = ", ".join(f"{k}={v!r}" for k, v in self.param_values.items())
@@ -400,13 +410,19 @@ class Op:
         self._launch(call, tensors, outs, config, stream)
 
     def _launch(self, call, tensors, outs, config: int, stream: int) -> None:
-        raise NotImplementedError
+        if outs and all(o.numel() == 0 for o in outs):
+            return  # nothing to compute
+        tensors = list(tensors)  # holds the copies below until the launch is enqueued
+        for i in self._rows_inputs:
+            t = tensors[i]
+            if t is not None and t.dim() > 1:
+                r = rows_of(t)  # uncollapsible leading dims, or broadcast rows: the one copy
+                if r is None or (r[0] > 1 and r[1] < t.shape[-1]):
+                    tensors[i] = t.contiguous()
+        self._launcher([None if t is None else kernel_tensor(t) for t in tensors],
+                       [kernel_tensor(o) for o in outs], list(self._param_tuple), config, stream)
 
 
 def dims(op: Op, call) -> dict:
     """Every bound variable and param of a call, by name."""
     return op.spec.dims(call)
-
-
-def sdpa_scale(scale: float | None, head_dim: int) -> float:
-    return scale if scale is not None else 1.0 / math.sqrt(head_dim)

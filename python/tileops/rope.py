@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .op import KERNEL_DTYPE_CODES, Op
+from .op import Op
 from .registry import register
 
 
@@ -18,6 +18,7 @@ class RoPENeoXFwdOp(Op):
 
     kernel = "rope_neox"
     outputs = ()
+    collapse_rows = False  # the kernel takes token and head strides; q and k are written
 
     def __init__(self):
         super().__init__()
@@ -26,12 +27,3 @@ class RoPENeoXFwdOp(Op):
                 cos_sin_cache: torch.Tensor):
         self._run(positions, q, k, cos_sin_cache)
         return q, k
-
-    def _launch(self, call, tensors, outs, config, stream):
-        positions, q, k, cache = tensors
-        s, hq, d = q.shape
-        hk = k.shape[1]
-        p, r = cache.shape
-        self._launcher(positions.data_ptr(), q.data_ptr(), k.data_ptr(), cache.data_ptr(), s, hq,
-                       hk, d, r, q.stride(0), q.stride(1), k.stride(0), k.stride(1), p, r,
-                       KERNEL_DTYPE_CODES[q.dtype], config, stream)

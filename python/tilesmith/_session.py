@@ -316,6 +316,8 @@ class GraphState:
             if result.get("outcome") == "stopped":
                 self._keep(f"no candidate accepted: {result.get('reason')} "
                            f"(max_optimization_s={budget_s:g})")
+            elif result.get("outcome") == "failed":  # the reason says what happened
+                self._keep(f"no candidate accepted: {result.get('reason')}")
             else:
                 self._keep(f"no candidate accepted ({result.get('outcome')}: "
                            f"{result.get('reason')})")

@@ -295,10 +295,33 @@ def test_launch_errors_name_the_op_and_the_cuda_error():
     if not _kernels.available():
         pytest.skip("_tskernels is not built here")
     from tileops import _tskernels
+    x = (0, 1, (4, 8), (8, 1))  # null pointers: the launcher refuses
     with pytest.raises(_tskernels.LaunchError) as e:
-        _tskernels.rms_norm(0, 0, 0, 4, 8, 8, 8, 1e-6, 1, -1, 0)  # null pointers
-    assert str(e.value) == ("RMSNormFwdOp: rms_norm_launch failed: invalid argument "
+        _tskernels.launch("rms_norm", [x, (0, 1, (8,), (1,))], [x], [1e-6], -1, 0)
+    assert str(e.value) == ("RMSNormFwdOp: rms_norm failed: invalid argument "
                             "(cudaErrorInvalidValue)")
+
+
+def test_the_kernel_entry_point_refuses_malformed_calls_with_the_kernel_named():
+    from tileops import _kernels as kernels
+
+    m = kernels._import("tileops._tskernels_ref")
+    if isinstance(m, ImportError):
+        pytest.skip("_tskernels_ref is not built here")
+    x = (0, 1, (4, 8), (8, 1))
+    with pytest.raises(m.LaunchError, match=r"^RMSNormFwdOp: rms_norm failed: invalid argument"):
+        m.launch("rms_norm", [x], [x], [1e-6], -1, 0)  # the weight is missing
+    with pytest.raises(KeyError, match="no kernel named 'nope'"):
+        m.launch("nope", [], [], [], -1, 0)
+    with pytest.raises(ValueError, match=r"rms_norm: input 0: unknown type code 7"):
+        m.launch("rms_norm", [(0, 7, (4, 8), (8, 1))], [x], [1e-6], -1, 0)
+    with pytest.raises(ValueError, match=r"rms_norm: input 0: 2 sizes but 1 strides"):
+        m.launch("rms_norm", [(0, 1, (4, 8), (8,))], [x], [1e-6], -1, 0)
+    with pytest.raises(TypeError, match="a kernel param is None, bool, int or float, not str"):
+        m.launch("rms_norm", [x, x], [x], ["eps"], -1, 0)
+    # Every kernel the module has serves an op of the manifest, under the op's own name.
+    from tileops import manifest
+    assert set(m.kernels().values()) <= {op.name for op in manifest.load().ops}
 
 
 # -- GPU -----------------------------------------------------------------------------------------
