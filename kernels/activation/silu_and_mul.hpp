@@ -31,20 +31,7 @@ void silu_and_mul_reference(const SiluAndMulArgs& args);
 
 /// The spec's call (input x [*B, 2N]; output y [*B, N]) as Args.
 inline std::optional<SiluAndMulArgs> silu_and_mul_args(const KernelCall& c) {
-  if (!has_arity(c, 1, 1, 0)) return std::nullopt;
-  const auto x = row_view(c.inputs[0]), y = row_view(c.outputs[0]);
-  const auto dtype = float_dtype(c.inputs[0]);
-  if (!x || !y || !dtype) return std::nullopt;
-  SiluAndMulArgs a;
-  a.x = c.inputs[0].data;
-  a.y = c.outputs[0].data;
-  a.rows = y->rows;
-  a.cols = y->cols;
-  a.x_row_stride = x->row_stride;
-  a.y_row_stride = y->row_stride;
-  a.dtype = *dtype;
-  a.config = c.config;
-  return a;
+  return has_arity(c, 1, 1, 0) ? row_args<SiluAndMulArgs>(c) : std::nullopt;
 }
 
 }  // namespace ts::kernels

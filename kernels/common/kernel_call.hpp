@@ -135,6 +135,27 @@ inline std::optional<RowView> row_view(const TensorArg& t) {
   return v;
 }
 
+/// The fields every row kernel's Args share (x, y, rows, cols, row strides, dtype, config) from
+/// the call's first input x and first output y, each seen as [rows, last dim]: rows and cols are
+/// y's (SiluAndMul's x rows are 2 * cols wide). nullopt when x or y does not collapse.
+template <class Args>
+std::optional<Args> row_args(const KernelCall& c) {
+  if (c.inputs.empty() || c.outputs.empty()) return std::nullopt;
+  const auto x = row_view(c.inputs[0]), y = row_view(c.outputs[0]);
+  const auto dtype = float_dtype(c.inputs[0]);
+  if (!x || !y || !dtype) return std::nullopt;
+  Args a;
+  a.x = c.inputs[0].data;
+  a.y = c.outputs[0].data;
+  a.rows = y->rows;
+  a.cols = y->cols;
+  a.x_row_stride = x->row_stride;
+  a.y_row_stride = y->row_stride;
+  a.dtype = *dtype;
+  a.config = c.config;
+  return a;
+}
+
 /// True when `call` has the spec's numbers of inputs, outputs and params.
 inline bool has_arity(const KernelCall& call, std::size_t inputs, std::size_t outputs,
                       std::size_t params) {

@@ -45,20 +45,11 @@ void rms_norm_reference(const RmsNormArgs& args);
 /// when x's or y's leading dims do not collapse into one row stride.
 inline std::optional<RmsNormArgs> rms_norm_args(const KernelCall& c) {
   if (!has_arity(c, 2, 1, 1)) return std::nullopt;
-  const auto x = row_view(c.inputs[0]), y = row_view(c.outputs[0]);
-  const auto dtype = float_dtype(c.inputs[0]);
-  if (!x || !y || !dtype) return std::nullopt;
-  RmsNormArgs a;
-  a.x = c.inputs[0].data;
-  a.w = c.inputs[1].data;
-  a.y = c.outputs[0].data;
-  a.rows = x->rows;
-  a.cols = x->cols;
-  a.x_row_stride = x->row_stride;
-  a.y_row_stride = y->row_stride;
-  a.eps = static_cast<float>(c.params[0].real());
-  a.dtype = *dtype;
-  a.config = c.config;
+  auto a = row_args<RmsNormArgs>(c);
+  if (a) {
+    a->w = c.inputs[1].data;
+    a->eps = static_cast<float>(c.params[0].real());
+  }
   return a;
 }
 

@@ -33,20 +33,7 @@ void softmax_reference(const SoftmaxArgs& args);
 
 /// The spec's call (input x [*B, N]; output y [*B, N]) as Args.
 inline std::optional<SoftmaxArgs> softmax_args(const KernelCall& c) {
-  if (!has_arity(c, 1, 1, 0)) return std::nullopt;
-  const auto x = row_view(c.inputs[0]), y = row_view(c.outputs[0]);
-  const auto dtype = float_dtype(c.inputs[0]);
-  if (!x || !y || !dtype) return std::nullopt;
-  SoftmaxArgs a;
-  a.x = c.inputs[0].data;
-  a.y = c.outputs[0].data;
-  a.rows = x->rows;
-  a.cols = x->cols;
-  a.x_row_stride = x->row_stride;
-  a.y_row_stride = y->row_stride;
-  a.dtype = *dtype;
-  a.config = c.config;
-  return a;
+  return has_arity(c, 1, 1, 0) ? row_args<SoftmaxArgs>(c) : std::nullopt;
 }
 
 }  // namespace ts::kernels
