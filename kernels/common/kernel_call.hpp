@@ -178,8 +178,9 @@ cudaError_t run_reference(const KernelCall& call, cudaStream_t) {
   reference(*args);
   return cudaSuccess;
 }
+// A reference computes one way: one config.
 inline int one_config() {
   return 1;
-}  // a reference computes one way
+}
 
 }  // namespace ts::kernels

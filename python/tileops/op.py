@@ -324,13 +324,11 @@ class Op:
         the tensors' GPU, or the current one."""
         call = self.bind(tensors)
         if profile is None:
-            device = next((t.device for t in tensors if isinstance(t, torch.Tensor)), None)
-            on_gpu = device is not None and device.type == "cuda"
-            if on_gpu or (device is None or device.type == "meta") and torch.cuda.is_available():
-                profile = manifest.hardware_profile_for(device_name(device if on_gpu
-                                                           else torch.device("cuda")))
-            else:
-                profile = manifest.hardware_profile_for(None)
+            gpu = next((t.device for t in tensors
+                        if isinstance(t, torch.Tensor) and t.device.type == "cuda"), None)
+            if gpu is None and torch.cuda.is_available():
+                gpu = torch.device("cuda")
+            profile = manifest.hardware_profile_for(None if gpu is None else device_name(gpu))
         return {"profile": profile, **self.spec.roofline(call, profile)}
 
     def _run(self, *tensors):

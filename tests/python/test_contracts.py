@@ -303,9 +303,7 @@ def test_launch_errors_name_the_op_and_the_cuda_error():
 
 
 def test_the_kernel_entry_point_refuses_malformed_calls_with_the_kernel_named():
-    from tileops import _kernels as kernels
-
-    m = kernels._import("tileops._tskernels_ref")
+    m = _kernels._import("tileops._tskernels_ref")
     if isinstance(m, ImportError):
         pytest.skip("_tskernels_ref is not built here")
     x = (0, 1, (4, 8), (8, 1))
@@ -320,7 +318,6 @@ def test_the_kernel_entry_point_refuses_malformed_calls_with_the_kernel_named():
     with pytest.raises(TypeError, match="a kernel param is None, bool, int or float, not str"):
         m.launch("rms_norm", [x, x], [x], ["eps"], -1, 0)
     # Every kernel the module has serves an op of the manifest, under the op's own name.
-    from tileops import manifest
     assert set(m.kernels().values()) <= {op.name for op in manifest.load().ops}
 
 
