@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from tileops import _kernels
-from tileops.attention import MultiHeadAttentionFwdOp
+from tileops.ops import MultiHeadAttentionFwdOp
 
 
 def per_config(q, k, v, ref, causal, tol):

@@ -17,11 +17,10 @@ or inside it. Diagnostic only (not a test)."""
 import statistics
 import sys
 from collections import defaultdict
-from functools import partial
 
 import torch
 
-from tileops import registry, testing
+from tileops import manifest, ops, testing
 from tileops.timing import flush_buffer, summary, time_runs
 
 # (op, input shapes, params): the decode rows of specs/norm.yaml and specs/activation.yaml
@@ -35,20 +34,20 @@ ROWS = [
 
 def cases():
     """(label, (tileops call, its twin), (torch.compile call, its twin)): the compiled side is
-    what tileops bench compiles, testing.torch_equivalent. A twin is the same call on other
+    what tileops bench compiles, the spec's reference. A twin is the same call on other
     tensors of the same shapes: run between the flush and the start event, it leaves the
     kernel's code and launch state warm while the timed call's data stays cold."""
-    registry.load_builtin_ops()
     for name, shapes, params in ROWS:
         tensors = [torch.randn(s, device="cuda", dtype=torch.bfloat16) for s in shapes]
         twins = [torch.randn_like(t) for t in tensors]
-        op = registry.get(name)(**params)
+        op = ops.get(name)(**params)
+        spec = manifest.op(name)
         torch._dynamo.reset()  # each row compiles the same function afresh, as tileops bench
-        compiled = torch.compile(partial(testing.torch_equivalent, name), dynamic=False)
+        compiled = torch.compile(testing.reference_function(spec), dynamic=False)
         label = f"{name} {'x'.join(map(str, shapes[0]))}"
         yield label, ((lambda op=op, t=tensors: op(*t)), (lambda op=op, t=twins: op(*t))), (
-            (lambda c=compiled, t=tensors, p=params: c(t, p)),
-            (lambda c=compiled, t=twins, p=params: c(t, p)))
+            (lambda c=compiled, t=tensors, p=params, s=spec: c(**testing.reference_kwargs(s, t, p))),
+            (lambda c=compiled, t=twins, p=params, s=spec: c(**testing.reference_kwargs(s, t, p))))
 
 
 def graphed(fn):

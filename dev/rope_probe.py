@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from tileops.rope import RoPENeoXFwdOp
+from tileops.ops import RoPENeoXFwdOp
 from tileops import testing
 
 S, HQ, HK, D, P, R = 8192, 32, 8, 128, 8192, 128

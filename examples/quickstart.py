@@ -26,7 +26,7 @@ if not CUDA:
 
 import tileops  # noqa: E402
 import tilesmith  # noqa: E402
-from tileops.norm import RMSNormFwdOp  # noqa: E402
+from tileops.ops import RMSNormFwdOp  # noqa: E402
 
 
 def tilesmith_demo(device: str, dtype: torch.dtype) -> None:

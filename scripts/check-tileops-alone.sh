@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 import tileops
-from tileops.norm import RMSNormFwdOp
+from tileops.ops import RMSNormFwdOp
 
 assert importlib.util.find_spec("tilesmith") is None, "tilesmith is visible: not tileops alone"
 x = torch.randn(4, 256, dtype=torch.bfloat16)

@@ -262,8 +262,28 @@ bool has_internal_overlap(const TensorArg& t) {
   return false;
 }
 
-// Caller-given outputs: the bound dtype and shape, writable element by element, apart from
-// every input.
+// The strides a declared layout admits (size-1 dims place no constraint): contiguous, or the
+// last dim contiguous (rows, strided).
+Expected<void> check_layout(const OpModel& m, const TensorDecl& decl, const TensorArg& arg,
+                            std::string_view label) {
+  if (decl.layout == Layout::any || arg.strides.size() != arg.shape.size()) return {};
+  const size_t rank = arg.shape.size();
+  int64_t expect = 1;
+  for (size_t d = rank; d-- > 0;) {
+    const bool checked = decl.layout == Layout::contiguous || d + 1 == rank;
+    if (checked && arg.shape[d] != 1 && arg.strides[d] != expect)
+      return fail(Errc::bind,
+                  fmt::format("{}: {}: must be {} (strides {} for shape {})", m.name, label,
+                              decl.layout == Layout::contiguous ? "contiguous"
+                                                                : "contiguous in its last dim",
+                              shape_text(arg.strides), shape_text(arg.shape)));
+    checked_mul(expect, arg.shape[d], expect);
+  }
+  return {};
+}
+
+// Caller-given outputs: the bound dtype and shape, writable element by element, laid out as
+// declared, apart from every input.
 Expected<void> check_outputs(const OpModel& m, const BoundCall& call,
                              std::span<const TensorArg> inputs,
                              std::span<const TensorArg> outputs) {
@@ -289,6 +309,8 @@ Expected<void> check_outputs(const OpModel& m, const BoundCall& call,
                   fmt::format("{}: output {} has overlapping elements (a broadcast or "
                               "self-overlapping view); pass a tensor with its own memory",
                               m.name, name));
+    if (auto laid = check_layout(m, m.outputs[k], o, "output " + name); !laid)
+      return tl::unexpected(laid.error());
     if (numel_of(o) == 0) continue;
     if (auto j = shared_input(m, inputs, o, std::nullopt))
       return fail(Errc::bind,
@@ -536,20 +558,8 @@ Expected<BoundCall> bind_call(const OpSpec& op, std::span<const TensorArg> input
       if (arg.strides.size() != rank)
         return fail(Errc::bind, fmt::format("{}: {}: {} strides for a rank-{} tensor", m.name,
                                             decl.name, arg.strides.size(), rank));
-      if (decl.layout != Layout::any) {
-        int64_t expect = 1;
-        for (size_t d = rank; d-- > 0;) {
-          const bool checked = decl.layout == Layout::contiguous || d + 1 == rank;
-          if (checked && arg.shape[d] != 1 && arg.strides[d] != expect)
-            return fail(
-                Errc::bind,
-                fmt::format(
-                    "{}: {}: must be {} (strides {} for shape {})", m.name, decl.name,
-                    decl.layout == Layout::contiguous ? "contiguous" : "contiguous in its last dim",
-                    shape_text(arg.strides), shape_text(arg.shape)));
-          checked_mul(expect, arg.shape[d], expect);
-        }
-      }
+      if (auto laid = check_layout(m, decl, arg, decl.name); !laid)
+        return tl::unexpected(laid.error());
     }
   }
 
@@ -844,16 +854,65 @@ std::string known_names(const std::vector<Named>& v) {
 
 }  // namespace
 
-std::vector<WorkloadCall> workload_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems) {
+std::optional<ParamValue> param_default(const OpSpec& op, size_t index) {
+  const ParamDecl& p = op.model().params.at(index);
+  if (!p.has_default) return std::nullopt;
+  return p.default_value;
+}
+
+Expected<std::vector<std::optional<std::pair<int64_t, int64_t>>>> input_ranges(
+    const OpSpec& op, const BoundCall& call) {
+  const OpModel& m = op.model();
+  std::vector<uint8_t> a, b, c, present;
+  std::vector<Value> params;
+  const EvalEnv env = full_env(m, call, a, b, c, params, present);
+  std::vector<std::optional<std::pair<int64_t, int64_t>>> out(m.inputs.size());
+  for (size_t k = 0; k < m.inputs.size(); ++k) {
+    const TensorDecl& in = m.inputs[k];
+    if (in.range_low < 0) continue;
+    const EvalResult lo = eval_expr(m.pool, in.range_low, env);
+    const EvalResult hi = eval_expr(m.pool, in.range_high, env);
+    if (lo.status != EvalStatus::ok || hi.status != EvalStatus::ok)
+      return fail(Errc::invalid_argument,
+                  fmt::format("{}: {}.range: {}", m.name, in.name,
+                              eval_failure(m, lo.status != EvalStatus::ok ? lo : hi)));
+    out[k] = std::make_pair(lo.value.i, hi.value.i);
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<WorkloadCall> row_calls(const OpSpec& op, const std::vector<WorkloadRow>& rows,
+                                    std::string_view kind, std::vector<WorkloadProblem>& problems) {
   const OpModel& m = op.model();
   std::vector<WorkloadCall> out;
-  for (const WorkloadRow& row : m.workloads) {
-    for (const auto& dtypes : row.dtype_cases) {
+  for (const WorkloadRow& row : rows) {
+    auto dtype_cases = row.dtype_cases;
+    if (dtype_cases.empty() && !m.dtype_vars.empty()) {
+      // A case row without dtype cases: every dtype of the first DType variable, the other
+      // variables at their first dtype (as the contract tests cross every call).
+      std::vector<DType> first;
+      for (const auto& var : m.dtype_vars)
+        for (int t = 0; t < kNumDTypes; ++t)
+          if (var.allowed.contains(static_cast<DType>(t))) {
+            first.push_back(static_cast<DType>(t));
+            break;
+          }
+      for (int t = 0; t < kNumDTypes; ++t)
+        if (m.dtype_vars[0].allowed.contains(static_cast<DType>(t))) {
+          dtype_cases.push_back(first);
+          dtype_cases.back()[0] = static_cast<DType>(t);
+        }
+    } else if (dtype_cases.empty()) {
+      dtype_cases.emplace_back();
+    }
+    for (const auto& dtypes : dtype_cases) {
       std::vector<std::string> parts;
       for (size_t v = 0; v < dtypes.size(); ++v)
         parts.push_back(fmt::format("{}={}", m.dtype_vars[v].name, dtype_name(dtypes[v])));
       auto wc = call_from_row(op, row, dtypes,
-                              fmt::format("workload '{}' ({})", row.label, fmt::join(parts, ",")));
+                              fmt::format("{} '{}' ({})", kind, row.label, fmt::join(parts, ",")));
       if (wc)
         out.push_back(std::move(*wc));
       else
@@ -861,6 +920,16 @@ std::vector<WorkloadCall> workload_calls(const OpSpec& op, std::vector<WorkloadP
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<WorkloadCall> workload_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems) {
+  return row_calls(op, op.model().workloads, "workload", problems);
+}
+
+std::vector<WorkloadCall> case_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems) {
+  return row_calls(op, op.model().cases, "case", problems);
 }
 
 Expected<std::vector<WorkloadCall>> workload_calls(const OpSpec& op) {

@@ -99,13 +99,20 @@ struct TypeDef {
   SourceLoc loc;
 };
 
-constexpr std::string_view kOpKeys[] = {"ref_api",   "family",    "status",   "doc",    "types",
-                                        "signature", "workloads", "roofline", "kernels"};
+constexpr std::string_view kOpKeys[] = {"ref_api",  "family",    "status",    "doc",
+                                        "types",    "signature", "workloads", "cases",
+                                        "roofline", "kernels",   "reference", "tolerance"};
 constexpr std::string_view kSignatureKeys[] = {"forall", "params", "inputs", "outputs",
                                                "constraints"};
-constexpr std::string_view kTensorKeys[] = {"dtype",   "shape",  "optional",
-                                            "mutated", "layout", "doc"};
+constexpr std::string_view kTensorKeys[] = {"dtype",  "shape", "optional", "mutated",
+                                            "layout", "range", "doc"};
 constexpr std::string_view kRooflineKeys[] = {"flops", "bytes", "compute", "compute_dtype"};
+
+bool all_integer(DTypeSet set) {
+  for (int t = 0; t < kNumDTypes; ++t)
+    if (set.contains(static_cast<DType>(t)) && !is_integer(static_cast<DType>(t))) return false;
+  return !set.empty();
+}
 
 template <size_t N>
 std::string key_list(const std::string_view (&keys)[N]) {
@@ -196,7 +203,10 @@ class OpCompiler {
   void compile_tensors(const YAML::Node& tensors, bool inputs);
   void compile_constraints(const YAML::Node& constraints);
   void compile_roofline(const YAML::Node& roofline);
-  void compile_workloads(const YAML::Node& workloads);
+  // `workloads` (benchmarked, at least one) and `cases` (contract tests only) share one row form.
+  void compile_rows(const YAML::Node& rows, std::string_view key, std::vector<WorkloadRow>& out);
+  void compile_reference(const YAML::Node& reference);
+  void compile_tolerance(const YAML::Node& tolerance);
   void check_closure(const YAML::Node& signature);
 
   std::optional<ParamValue> param_value(const ParamDecl& p, const YAML::Node& v,
@@ -829,7 +839,10 @@ void OpCompiler::compile_tensors(const YAML::Node& tensors, bool inputs) {
     TensorDecl& d = decls[k];
     const YAML::Node& body = entries[k].second;
     const std::string where = section + "." + d.name;
-    TensorInfo info{d.name, "", "", false, false, "any"};
+    // Inputs admit any strides unless they say otherwise; outputs the op allocates are
+    // contiguous, so a caller's output buffer must be too unless the kernel takes strides.
+    d.layout = inputs ? Layout::any : Layout::contiguous;
+    TensorInfo info{d.name, "", "", false, false, inputs ? "any" : "contiguous", false};
     if (!expect_map(body, where)) {
       infos.push_back(info);
       continue;
@@ -870,16 +883,36 @@ void OpCompiler::compile_tensors(const YAML::Node& tensors, bool inputs) {
     }
     if (auto n = body["layout"]) {
       if (auto s = scalar(n, where + ".layout")) {
-        if (*s == "any")
+        if (*s == "any" && inputs)
           d.layout = Layout::any;
         else if (*s == "contiguous")
           d.layout = Layout::contiguous;
         else if (*s == "rows")
           d.layout = Layout::rows;
+        else if (*s == "strided")
+          d.layout = Layout::strided;
         else
-          error(n,
-                fmt::format("{}.layout: expected any, contiguous or rows, found '{}'", where, *s));
+          error(n, fmt::format("{}.layout: expected {}contiguous, rows or strided, found '{}'",
+                               where, inputs ? "any, " : "", *s));
         info.layout = *s;
+      }
+    }
+    if (auto n = body["range"]) {
+      // Integer inputs whose values index something (positions, token ids): low <= v < high.
+      if (!inputs || !n.IsMap() || !n["low"] || !n["high"] || n.size() != 2) {
+        error(n, fmt::format("{}.range: expected {{low: <int expr>, high: <int expr>}} on an input "
+                             "(its values lie in [low, high))",
+                             where));
+      } else if (d.dtype_var >= 0
+                     ? !all_integer(op_->dtype_vars[static_cast<size_t>(d.dtype_var)].allowed)
+                     : !is_integer(d.fixed_dtype)) {
+        error(n, fmt::format("{}.range: only integer inputs have a range (their dtype must be one "
+                             "of int8, int16, int32, int64, uint8)",
+                             where));
+      } else {
+        d.range_low = compile_expr(n["low"], Type::int_, where + ".range.low");
+        d.range_high = compile_expr(n["high"], Type::int_, where + ".range.high");
+        info.has_range = d.range_low >= 0 && d.range_high >= 0;
       }
     }
     info.optional = d.optional;
@@ -949,15 +982,17 @@ void OpCompiler::compile_roofline(const YAML::Node& roofline) {
   }
 }
 
-void OpCompiler::compile_workloads(const YAML::Node& workloads) {
-  if (!workloads.IsSequence() || workloads.size() == 0) {
-    error(workloads, "workloads: expected a non-empty list of rows");
+void OpCompiler::compile_rows(const YAML::Node& rows, std::string_view key,
+                              std::vector<WorkloadRow>& out) {
+  if (!rows.IsSequence() || rows.size() == 0) {
+    error(rows, fmt::format("{}: expected a non-empty list of rows", key));
     return;
   }
   std::set<std::string> labels;
+  for (const auto& w : op_->workloads) labels.insert(w.label);  // cases' labels are their own
   size_t row_index = 0;
-  for (const auto& row_node : workloads) {
-    std::string where = fmt::format("workloads[{}]", row_index++);
+  for (const auto& row_node : rows) {
+    std::string where = fmt::format("{}[{}]", key, row_index++);
     if (!expect_map(row_node, where)) continue;
     WorkloadRow row;
     row.loc = loc_of(row_node);
@@ -1049,7 +1084,9 @@ void OpCompiler::compile_workloads(const YAML::Node& workloads) {
     }
     // dtype cases: [{T: float16}, {T: bfloat16}], or dtypes: [float16, bfloat16] with one variable.
     const size_t nvars = op_->dtype_vars.size();
-    if (!has_cases) {
+    if (!has_cases && key == "cases") {
+      // A contract case without dtype cases runs with every dtype the signature declares.
+    } else if (!has_cases) {
       std::vector<DType> only;
       for (const auto& var : op_->dtype_vars) {
         int count = 0;
@@ -1114,7 +1151,43 @@ void OpCompiler::compile_workloads(const YAML::Node& workloads) {
           row_ok = false;
       }
     }
-    if (row_ok) op_->workloads.push_back(std::move(row));
+    if (row_ok) out.push_back(std::move(row));
+  }
+}
+
+void OpCompiler::compile_reference(const YAML::Node& reference) {
+  auto s = scalar(reference, "reference");
+  if (!s) return;
+  if (trim(*s).empty())
+    error(reference,
+          "reference: expected a Python expression over the inputs and params "
+          "(torch, F and math in scope) or a module:function path");
+  else
+    op_->reference = std::string(trim(*s));
+}
+
+void OpCompiler::compile_tolerance(const YAML::Node& tolerance) {
+  if (!expect_map(tolerance, "tolerance")) return;
+  for (auto it = tolerance.begin(); it != tolerance.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const auto dt = parse_dtype(key);
+    double v = 0;
+    bool ok = it->second.IsScalar();
+    if (ok) {
+      try {
+        v = it->second.as<double>();
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+    }
+    if (!dt)
+      error(it->first, fmt::format("tolerance: '{}' is not a dtype", key));
+    else if (!ok || !(v > 0.0) || v >= 1.0)
+      error(it->second, fmt::format("tolerance.{}: expected a number in (0, 1) (the rtol and atol "
+                                    "of an output of that dtype against the fp64 reference)",
+                                    key));
+    else
+      op_->tolerance.emplace_back(*dt, v);
   }
 }
 
@@ -1179,6 +1252,9 @@ std::shared_ptr<OpModel> OpCompiler::compile(const std::string& name, const YAML
   if (auto n = entry["ref_api"]) {
     if (auto s = scalar(n, "ref_api")) op_->ref_api = *s;
   }
+  if (auto n = entry["doc"]) {
+    if (auto s = scalar(n, "doc")) op_->doc = std::string(trim(*s));
+  }
   if (auto n = entry["family"]) {
     if (auto s = scalar(n, "family")) {
       op_->family = *s;
@@ -1228,7 +1304,10 @@ std::shared_ptr<OpModel> OpCompiler::compile(const std::string& name, const YAML
                              kMaxVars, kMaxParams, kMaxTensors));
   }
   if (auto n = entry["roofline"]) compile_roofline(n);
-  if (auto n = entry["workloads"]) compile_workloads(n);
+  if (auto n = entry["workloads"]) compile_rows(n, "workloads", op_->workloads);
+  if (auto n = entry["cases"]) compile_rows(n, "cases", op_->cases);
+  if (auto n = entry["reference"]) compile_reference(n);
+  if (auto n = entry["tolerance"]) compile_tolerance(n);
   return errors_ ? nullptr : op_;
 }
 
@@ -1358,6 +1437,15 @@ const RooflineInfo& OpSpec::roofline() const {
 }
 const std::vector<std::string>& OpSpec::kernels() const {
   return model_->kernels;
+}
+const std::string& OpSpec::doc() const {
+  return model_->doc;
+}
+const std::string& OpSpec::reference() const {
+  return model_->reference;
+}
+const std::vector<std::pair<DType, double>>& OpSpec::tolerance() const {
+  return model_->tolerance;
 }
 
 int OpSpec::param_index(std::string_view name) const {

@@ -59,7 +59,10 @@ struct ParamDecl {
   ParamValue default_value;
 };
 
-enum class Layout : uint8_t { any, contiguous, rows };
+// any: every stride; contiguous: dense row-major; rows: last dim contiguous, the kernel reads
+// [prod(leading dims), last dim] with one row stride (the op layer copies an input whose leading
+// dims do not collapse); strided: last dim contiguous, the kernel takes every stride.
+enum class Layout : uint8_t { any, contiguous, rows, strided };
 
 struct TensorDecl {
   std::string name;
@@ -68,7 +71,8 @@ struct TensorDecl {
   Layout layout = Layout::any;
   int dtype_var = -1;  // index of a DType variable, or -1 for fixed_dtype
   DType fixed_dtype = DType::float32;
-  int32_t shape = -1;  // root of a Type::shape expression in the pool
+  int32_t shape = -1;                       // root of a Type::shape expression in the pool
+  int32_t range_low = -1, range_high = -1;  // integer inputs' values: [low, high), or -1
   SourceLoc loc;
 };
 
@@ -95,7 +99,7 @@ struct WorkloadRow {
 };
 
 struct OpModel {
-  std::string name, family, ref_api, file;
+  std::string name, family, ref_api, doc, file;
   OpStatus status = OpStatus::spec_only;
   SourceLoc loc;
 
@@ -106,6 +110,9 @@ struct OpModel {
   std::vector<TensorDecl> inputs, outputs;
   std::vector<ConstraintDecl> constraints;
   std::vector<WorkloadRow> workloads;
+  std::vector<WorkloadRow> cases;  // contract-test calls beyond the workloads (kernel paths)
+  std::string reference;           // Python expression or module:function (tileops.testing)
+  std::vector<std::pair<DType, double>> tolerance;  // per output dtype: rtol = atol vs fp64
   int32_t flops = -1;
   int32_t bytes = -1;  // -1: compulsory traffic
   bool tensor_cores = false;

@@ -30,32 +30,6 @@ std::string human_count(double v, const char* unit) {
 }
 
 void check_registration(const OpSpec& op, const RegisteredOp& reg, std::vector<Diagnostic>& out) {
-  auto names = [](const std::vector<TensorInfo>& ts) {
-    std::vector<std::string> v;
-    for (const auto& t : ts) v.push_back(t.name);
-    return v;
-  };
-  const auto ins = names(op.inputs()), outs = names(op.outputs());
-  if (reg.inputs != ins)
-    out.push_back(at_op(op, fmt::format("the implementation takes inputs ({}) but the spec "
-                                        "declares ({})",
-                                        fmt::join(reg.inputs, ", "), fmt::join(ins, ", "))));
-  if (reg.outputs != outs)
-    out.push_back(at_op(op, fmt::format("the implementation returns ({}) but the spec declares "
-                                        "({})",
-                                        fmt::join(reg.outputs, ", "), fmt::join(outs, ", "))));
-  std::vector<std::pair<std::string, std::string>> spec_params;
-  for (const auto& p : op.params()) spec_params.emplace_back(p.name, p.default_value.value_or(""));
-  if (reg.params != spec_params) {
-    auto text = [](const auto& ps) {
-      std::vector<std::string> v;
-      for (const auto& [n, d] : ps) v.push_back(d.empty() ? n : n + " = " + d);
-      return fmt::format("{}", fmt::join(v, ", "));
-    };
-    out.push_back(at_op(op, fmt::format("the implementation's params ({}) differ from the spec's "
-                                        "({})",
-                                        text(reg.params), text(spec_params))));
-  }
   auto spec_kernels = op.kernels(), reg_kernels = reg.kernels;
   std::sort(spec_kernels.begin(), spec_kernels.end());
   std::sort(reg_kernels.begin(), reg_kernels.end());
@@ -80,6 +54,7 @@ ValidationReport validate_manifest(const std::filesystem::path& specs,
     ++report.ops;
     std::vector<WorkloadProblem> rows;
     const auto calls = workload_calls(op, rows);
+    case_calls(op, rows);       // contract cases must bind as workloads must
     for (const auto& p : rows)  // the message already names the op
       report.problems.push_back({op.file(), p.line, p.column, p.message});
     for (const auto& c : calls) {
@@ -101,11 +76,13 @@ ValidationReport validate_manifest(const std::filesystem::path& specs,
                                   [&](const RegisteredOp& r) { return r.name == op.name(); });
     if (op.status() == OpStatus::implemented && reg == registry.end())
       report.problems.push_back(
-          at_op(op, "status is implemented but no implementation is registered"));
+          at_op(op,
+                "status is implemented but no kernel is registered for it (TS_REGISTER_KERNEL "
+                "in kernels/<family>/reference.cpp and the .cu)"));
     if (op.status() == OpStatus::spec_only && reg != registry.end())
       report.problems.push_back(at_op(op,
-                                      "an implementation is registered but the status is "
-                                      "spec-only (set status: implemented once its tests pass)"));
+                                      "a kernel is registered but the status is spec-only (set "
+                                      "status: implemented once its tests pass)"));
     if (reg != registry.end()) check_registration(op, *reg, report.problems);
   }
   for (const auto& reg : registry) {
@@ -115,11 +92,10 @@ ValidationReport validate_manifest(const std::filesystem::path& specs,
       return d.message.rfind(reg.name + ":", 0) == 0;
     });
     if (!known && !failed_entry)
-      report.problems.push_back(
-          {specs.string(), 1, 1,
-           fmt::format("{}: an implementation is registered but no spec entry "
-                       "declares it",
-                       reg.name)});
+      report.problems.push_back({specs.string(), 1, 1,
+                                 fmt::format("{}: a kernel is registered for it but no spec entry "
+                                             "declares it",
+                                             reg.name)});
   }
   return report;
 }

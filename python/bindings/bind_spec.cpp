@@ -162,6 +162,7 @@ nb::dict tensor_info(const TensorInfo& t) {
   d["optional"] = t.optional;
   d["mutated"] = t.mutated;
   d["layout"] = t.layout;
+  d["has_range"] = t.has_range;
   return d;
 }
 
@@ -176,6 +177,29 @@ nb::dict roofline_dict(const perf::Roofline& r) {
   d["sol_seconds"] = r.sol_seconds;
   d["bound"] = perf::bound_name(r.bound);
   return d;
+}
+
+nb::list calls_list(const OpSpec& o, std::vector<WorkloadCall>& calls) {
+  nb::list out;
+  for (auto& c : calls) {
+    nb::dict d;
+    d["label"] = c.label;
+    d["dtype_case"] = c.dtype_case;
+    nb::list inputs;
+    for (size_t i = 0; i < c.input_shapes.size(); ++i)
+      inputs.append(c.input_present[i]
+                        ? nb::object(nb::make_tuple(std::string(dtype_name(c.input_dtypes[i])),
+                                                    shape_tuple(c.input_shapes[i])))
+                        : nb::none());
+    d["inputs"] = inputs;
+    nb::dict params;
+    for (size_t i = 0; i < c.bound.params.size(); ++i)
+      params[o.params()[i].name.c_str()] = param_to_py(c.bound.params[i]);
+    d["params"] = params;
+    d["bound"] = nb::cast(std::move(c.bound));
+    out.append(d);
+  }
+  return out;
 }
 
 Manifest load_or_raise(const std::string& path) {
@@ -213,6 +237,7 @@ void bind_spec(nb::module_& m) {
       .def_prop_ro("name", &OpSpec::name)
       .def_prop_ro("family", &OpSpec::family)
       .def_prop_ro("ref_api", &OpSpec::ref_api)
+      .def_prop_ro("doc", &OpSpec::doc)
       .def_prop_ro("status",
                    [](const OpSpec& o) {
                      return o.status() == OpStatus::implemented ? "implemented" : "spec-only";
@@ -236,6 +261,8 @@ void bind_spec(nb::module_& m) {
                        d["type"] = p.type;
                        d["default"] = p.default_value ? nb::cast(*p.default_value) : nb::none();
                        d["required"] = !p.default_value.has_value();
+                       const auto v = param_default(o, static_cast<size_t>(o.param_index(p.name)));
+                       d["default_value"] = v ? param_to_py(*v) : nb::none();
                        out.append(d);
                      }
                      return out;
@@ -357,31 +384,41 @@ void bind_spec(nb::module_& m) {
           "Inputs for variable values: (inputs as None or (dtype, shape), BoundCall). values maps "
           "Dim names to ints, Dims names to int lists, DType variables to dtype names; raises "
           "BindError with the binder's message when the values violate the signature.")
-      .def("workloads",
-           [](const OpSpec& o) {
-             auto calls = workload_calls(o);
-             if (!calls) raise(spec_error, calls.error().message);
-             nb::list out;
-             for (auto& c : *calls) {
-               nb::dict d;
-               d["label"] = c.label;
-               d["dtype_case"] = c.dtype_case;
-               nb::list inputs;
-               for (size_t i = 0; i < c.input_shapes.size(); ++i)
-                 inputs.append(c.input_present[i] ? nb::object(nb::make_tuple(
-                                                        std::string(dtype_name(c.input_dtypes[i])),
-                                                        shape_tuple(c.input_shapes[i])))
-                                                  : nb::none());
-               d["inputs"] = inputs;
-               nb::dict params;
-               for (size_t i = 0; i < c.bound.params.size(); ++i)
-                 params[o.params()[i].name.c_str()] = param_to_py(c.bound.params[i]);
-               d["params"] = params;
-               d["bound"] = nb::cast(std::move(c.bound));
-               out.append(d);
-             }
-             return out;
-           })
+      .def(
+          "workloads",
+          [](const OpSpec& o) {
+            std::vector<WorkloadProblem> problems;
+            auto calls = workload_calls(o, problems);
+            if (!problems.empty()) raise(spec_error, problems.front().message);
+            return calls_list(o, calls);
+          },
+          "The workload rows' calls: dicts of label, dtype_case, inputs ((dtype, shape) or None), "
+          "params and bound")
+      .def(
+          "cases",
+          [](const OpSpec& o) {
+            std::vector<WorkloadProblem> problems;
+            auto calls = case_calls(o, problems);
+            if (!problems.empty()) raise(spec_error, problems.front().message);
+            return calls_list(o, calls);
+          },
+          "The contract `cases:` rows' calls, in the form of workloads()")
+      .def(
+          "input_ranges",
+          [](const OpSpec& o, const BoundCall& c) {
+            auto r = input_ranges(o, c);
+            if (!r) raise(PyExc_ValueError, r.error().message);
+            return *r;
+          },
+          nb::arg("bound"), "Per input, (low, high) of its values where the spec declares a range")
+      .def_prop_ro("reference", &OpSpec::reference)
+      .def_prop_ro("tolerance",
+                   [](const OpSpec& o) {
+                     nb::dict d;
+                     for (const auto& [t, v] : o.tolerance())
+                       d[std::string(dtype_name(t)).c_str()] = v;
+                     return d;
+                   })
       .def("__repr__", [](const OpSpec& o) { return "<OpSpec " + o.signature_text() + ">"; });
 
   nb::class_<Manifest>(m, "Manifest", "Every op of a spec folder")
@@ -407,9 +444,6 @@ void bind_spec(nb::module_& m) {
         for (nb::handle r : registry) {
           RegisteredOp reg;
           reg.name = nb::cast<std::string>(r["name"]);
-          reg.inputs = nb::cast<std::vector<std::string>>(r["inputs"]);
-          reg.outputs = nb::cast<std::vector<std::string>>(r["outputs"]);
-          reg.params = nb::cast<std::vector<std::pair<std::string, std::string>>>(r["params"]);
           reg.kernels = nb::cast<std::vector<std::string>>(r["kernels"]);
           regs.push_back(std::move(reg));
         }

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from . import _kernels, manifest, registry, testing, timing
+from . import _kernels, manifest, ops, testing, timing
 from .op import DTYPE_NAMES
 
 METHOD = (f"CUDA events per run; L2 flushed ({timing.FLUSH_BYTES >> 20} MiB read at evict_last "
@@ -89,15 +89,19 @@ def _max_rel_err(got, want) -> float:
     return err
 
 
-def _baselines(op_name: str, tensors, params, with_compile: bool):
-    """name -> zero-argument callable, the strongest alternatives available for this op."""
-    from functools import partial
+def _baselines(spec, tensors, params, with_compile: bool):
+    """name -> zero-argument callable, the strongest alternatives available for this op: the
+    spec's reference in eager torch and under torch.compile; SDPA's backends for attention."""
+    reference = testing.reference_function(spec)
+    kwargs = testing.reference_kwargs(spec, tensors, params)
+
+    def listed(fn):
+        return lambda: (lambda r: [r] if isinstance(r, torch.Tensor) else list(r))(fn(**kwargs))
 
     out = {}
-    eager = partial(testing.torch_equivalent, op_name, tensors, params)
-    if op_name == "GEMMFwdOp":
-        out["torch.matmul (cuBLAS)"] = eager
-    elif op_name == "MultiHeadAttentionFwdOp":
+    if spec.name == "GEMMFwdOp":
+        out["torch.matmul (cuBLAS)"] = listed(reference)
+    elif spec.name == "MultiHeadAttentionFwdOp":
         import torch.nn.functional as F
         from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -115,13 +119,12 @@ def _baselines(op_name: str, tensors, params, with_compile: bool):
                         scale=params.get("scale"), enable_gqa=q.shape[1] != k.shape[1])]
             out[name] = run
     else:
-        out["torch eager"] = eager
-    if with_compile and op_name not in ("GEMMFwdOp", "MultiHeadAttentionFwdOp"):
+        out["torch eager"] = listed(reference)
+    if with_compile and spec.name not in ("GEMMFwdOp", "MultiHeadAttentionFwdOp"):
         # A fresh dynamo per row: every row compiles the same function, and the recompile limit
         # would otherwise turn later rows into eager runs labelled torch.compile.
         torch._dynamo.reset()
-        compiled = torch.compile(partial(testing.torch_equivalent, op_name), dynamic=False)
-        out["torch.compile"] = lambda: compiled(tensors, params)
+        out["torch.compile"] = listed(torch.compile(reference, dynamic=False))
     return out
 
 
@@ -148,9 +151,8 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
     timed by `timer` (a callable taking {name: zero-argument function}, returning {name:
     statistics}; _Timer times them in alternation).
     With `copy_tbps` (copy_bandwidth()) each timing also gets its percent of that bandwidth."""
-    registry.load_builtin_ops()
     spec = manifest.op(op_name)
-    cls = registry.get(op_name)
+    cls = ops.get(op_name)
     rows = []
     for w in selected_workloads(spec, dtype, label):
         roof = spec.roofline(w["bound"], profile)
@@ -170,7 +172,7 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
             ref = op(*tensors)
             ours = [o.clone() for o in _outputs(op_name, ref, tensors, spec)]
             ours_fresh = testing.make_inputs(spec, w["inputs"], device)  # mutated ops: pristine
-            baselines = _baselines(op_name, ours_fresh, params, with_compile)
+            baselines = _baselines(spec, ours_fresh, params, with_compile)
             checks = {}
             for name, fn in baselines.items():
                 try:
@@ -178,7 +180,7 @@ def bench_op(op_name: str, timer, profile: str, with_compile: bool, dtype: str |
                 except Exception as e:  # a backend that does not serve this shape
                     row["impls"][name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
             row["max_rel_err_vs"] = checks
-            tol = testing.tolerance(op_name, ours[0].dtype)[0] * 4 if ours else 0
+            tol = testing.tolerance(spec, ours[0].dtype)[0] * 4 if ours else 0
             row["check"] = "ok" if all(v <= tol for v in checks.values()) else "MISMATCH"
             timed = {"tileops": lambda: op(*tensors)}
             timed.update((n, fn) for n, fn in baselines.items() if n not in row["impls"])
@@ -319,7 +321,6 @@ def _write_svg(points, best, roofs, path: Path, title: str) -> Path:
 
 
 def run(args) -> int:
-    registry.load_builtin_ops()
     ops = [o.name for o in manifest.load().ops if o.status == "implemented"]
     if args.op:
         wanted = [w.strip() for w in args.op.split(",") if w.strip()]

@@ -6,45 +6,97 @@ import argparse
 import sys
 
 from tileops import _core
-from . import _kernels, manifest, registry
+from . import _kernels, layers, manifest
 
 
-def kernel_problems(entries: list[dict], built: dict[str, str] | None) -> list[str]:
-    """Registered kernels missing from a built _tskernels (a build that silently dropped one),
-    and kernels serving another op than the one registering them. None: _tskernels not built."""
+def kernel_registry() -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """(kernel -> op) of the fp64 reference backend and of the CUDA kernels; None where that
+    module is not built."""
+    ref = _kernels._import("tileops._tskernels_ref")
+    cuda = _kernels._import("tileops._tskernels")
+    return (None if isinstance(ref, ImportError) else dict(ref.kernels()),
+            None if isinstance(cuda, ImportError) else dict(cuda.kernels()))
+
+
+def kernel_problems(reference: dict[str, str], built: dict[str, str] | None) -> list[str]:
+    """Kernels of the reference backend missing from a built _tskernels (a build that silently
+    dropped one), and kernels serving another op there. None: _tskernels not built."""
     if built is None:
         return []
     problems = []
-    for e in entries:
-        for k in e["kernels"]:
-            if k not in built:
-                problems.append(f"{e['name']}: kernel '{k}' is registered but not built into "
-                                f"_tskernels (built: {', '.join(sorted(built)) or 'none'})")
-            elif built[k] != e["name"]:
-                problems.append(f"{e['name']}: kernel '{k}' serves {built[k]} in _tskernels")
+    for k, op in sorted(reference.items()):
+        if k not in built:
+            problems.append(f"{op}: kernel '{k}' has a reference but is not built into "
+                            f"_tskernels (built: {', '.join(sorted(built)) or 'none'})")
+        elif built[k] != op:
+            problems.append(f"{op}: kernel '{k}' serves {built[k]} in _tskernels")
+    return problems
+
+
+def reference_problems(m: manifest.Manifest) -> list[str]:
+    """Each implemented entry names a reference that compiles (an expression) or imports (a
+    module:function path)."""
+    import importlib
+    import re
+
+    problems = []
+    for op in m.ops:
+        where = f"{op.file}:{op.line}:1: {op.name}"
+        if op.status != "implemented":
+            continue
+        text = op.reference
+        if not text:
+            problems.append(f"{where}: an implemented entry names its reference: (a Python "
+                            "expression over the inputs and params, or module:function)")
+        elif re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", text):
+            module, attr = text.split(":")
+            try:
+                ok = callable(getattr(importlib.import_module(module), attr, None))
+            except ImportError as e:
+                problems.append(f"{where}: reference {text}: cannot import {module} ({e})")
+                continue
+            if not ok:
+                problems.append(f"{where}: reference {text}: {module} has no function {attr}")
+        else:
+            try:
+                compile(text, "<reference>", "eval")
+            except SyntaxError as e:
+                problems.append(f"{where}: reference: not a Python expression ({e.msg} at "
+                                f"column {e.offset})")
     return problems
 
 
 def _cmd_validate(args) -> int:
     path = args.specs or str(manifest.specs_dir())
-    try:
-        registry.load_builtin_ops()
-    except ImportError as e:  # the op classes need torch
-        print(f"tileops validate: cannot load the op classes ({e}); install torch", file=sys.stderr)
-        return 1
-    entries = registry.entries()
+    reference, cuda = kernel_registry()
+    problems = []
+    if reference is None:
+        problems.append("tileops validate: the reference kernels (_tskernels_ref) are not built; "
+                        "reinstall tileops")
+        reference = {}
+    by_op: dict[str, list[str]] = {}
+    for kernel, op in reference.items():
+        by_op.setdefault(op, []).append(kernel)
+    entries = [{"name": op, "kernels": ks} for op, ks in sorted(by_op.items())]
     report = _core.validate_manifest(path, entries, args.profile)
-    problems = list(report["problems"])
-    problems += kernel_problems(entries, _kernels.built_kernels() if _kernels.available() else None)
+    problems += list(report["problems"])
+    problems += kernel_problems(reference, cuda)
+    try:
+        problems += reference_problems(manifest.load(path))
+    except (manifest.SpecError, FileNotFoundError):
+        pass  # the manifest's own problems are listed above
+    checked = layers.check(layers.default_roots())
+    problems += checked.problems
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         print(f"tileops validate: {len(problems)} problem(s) in {path}", file=sys.stderr)
         return 1
-    cuda = (f"{len(_kernels.built_kernels())} CUDA kernels built" if _kernels.available()
-            else "CUDA kernels not built here")
+    built = (f"{len(cuda)} CUDA kernels built" if cuda is not None
+             else "CUDA kernels not built here")
     print(f"tileops validate: {report['ops']} ops, {report['workload_cases']} workload cases, "
-          f"registry of {len(entries)} implementations: all consistent; {cuda} ({path})")
+          f"{len(reference)} kernels registered: all consistent; {built}; layer boundaries "
+          f"hold in {checked.files} files ({path})")
     return 0
 
 
@@ -100,7 +152,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default=None,
                         help="hardware profile: h200 or h100 (default: this GPU's; h200 without one)")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("validate", help="check every entry, workload and roofline, and the registry")
+    sub.add_parser("validate", help="check every entry, workload, case and roofline, the kernel "
+                   "registry, each reference and the layer boundaries (docs/layer-boundaries.md)")
     sub.add_parser("list", help="one line per op")
     show = sub.add_parser("show", help="signature and per-workload roofline of one op")
     show.add_argument("op")

@@ -1,18 +1,30 @@
-"""What contract tests and benchmarks share: small and awkward call values per op (as spec
-variables), input construction, layouts, fp64 reference formulas and per-dtype tolerances.
+"""Contract calls, rejects, inputs and references, all derived from an op's spec entry: what the
+contract tests and `tileops bench` share. Tests own their assertions; this module owns no checks.
 
-Tests own their assertions; this module owns no checks. Inputs are always derived from the
-spec: a case names variable values (`{"B": [3], "N": 37}`) and `OpSpec.instantiate` evaluates
-the inputs' shapes from the signature, so a spec change changes the tests with it.
+For an entry this module gives:
+  - `contract_calls(spec)`: the entry's `cases:` rows, its workloads scaled down to a few thousand
+    elements, and edge calls from its signature (each Dim at 1, at an odd size and at 0 where the
+    spec admits it; batch lists empty, of one 0 and of two dims; each optional input absent; each
+    bool param flipped); every one with every dtype the signature declares;
+  - `rejects(spec)`: for each constraint, a call that violates it (found by varying one value of
+    a valid call at a time), with the message the binder must give;
+  - `make_inputs`: tensors for a call (integer inputs inside their declared `range`);
+  - `reference` (fp64) and `torch_equivalent` (the inputs' dtype): the entry's `reference:`, a
+    Python expression over the inputs and params (torch, F, math in scope) or a module:function.
+Every shape comes from the C++ binder (`OpSpec.instantiate`), so a spec change changes the tests.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
+import itertools
 import math
 import re
 
 import torch
+import torch.nn.functional as F
 
 from . import manifest
 from .op import TORCH_DTYPES
@@ -38,111 +50,40 @@ class Case:
 
 
 @dataclasses.dataclass(frozen=True)
+class Call:
+    """A concrete call of an op: inputs as None or (dtype, shape), params by name."""
+
+    label: str
+    inputs: tuple
+    params: dict
+    dtypes: str  # "T=bfloat16"
+    kind: str = "case"  # case (the entry's cases:), workload (scaled down) or edge
+
+    def id(self) -> str:
+        return f"{self.label}-{self.dtypes}" if self.dtypes else self.label
+
+
+@dataclasses.dataclass(frozen=True)
 class Reject:
     """A call the spec refuses, with the text the binder's message must contain."""
 
     values: dict
     message: str
     params: dict = dataclasses.field(default_factory=dict)
+    absent: tuple = ()
 
 
-def _gemm_cases():
-    out = []
-    for ta, tb in ((False, True), (False, False), (True, True), (True, False)):
-        for m, n, k in ((1, 1, 1), (3, 5, 7), (37, 130, 65), (128, 256, 64), (257, 129, 200)):
-            out.append(Case({"M": m, "N": n, "K": k}, {"trans_a": ta, "trans_b": tb}))
-    out.append(Case({"M": 16, "N": 24, "K": 0}, label="empty-K"))
-    return out
-
-
-# Sizes of 1, odd sizes, sizes that are not a multiple of any tile or vector width, rows long
-# enough to take the streaming paths, and empty batches.
-CASES: dict[str, list[Case]] = {
-    "RMSNormFwdOp": [
-        Case({"B": [1], "N": 1}), Case({"B": [3], "N": 37}), Case({"B": [2, 5], "N": 130}),
-        Case({"B": [], "N": 64}), Case({"B": [7], "N": 4099}), Case({"B": [300], "N": 1024}),
-        Case({"B": [3], "N": 70001}), Case({"B": [0], "N": 16}),
-        Case({"B": [4], "N": 96}, {"eps": 0.5}),
-    ],
-    "LayerNormFwdOp": [
-        Case({"B": [1], "N": 1}), Case({"B": [3], "N": 37}), Case({"B": [2, 5], "N": 130}),
-        Case({"B": [7], "N": 4099}), Case({"B": [3], "N": 70001}),
-        Case({"B": [5], "N": 200}, absent=("weight", "bias")),
-        Case({"B": [5], "N": 200}, absent=("bias",)),
-        Case({"B": [5], "N": 200}, absent=("weight",)),
-        Case({"B": [4], "N": 96}, {"eps": 0.25}),
-    ],
-    "SoftmaxFwdOp": [
-        Case({"B": [1], "N": 1}), Case({"B": [3], "N": 37}), Case({"B": [2, 3], "N": 1000}),
-        Case({"B": [17], "N": 8}), Case({"B": [300], "N": 2048}), Case({"B": [2], "N": 131073}),
-        Case({"B": [0], "N": 5}),
-        # Rows split over a cluster of CTAs: uneven slices, and a vocab-sized decode batch.
-        Case({"B": [3], "N": 20008}), Case({"B": [16], "N": 128256}),
-    ],
-    "SiluAndMulFwdOp": [
-        Case({"B": [1], "N": 1}), Case({"B": [3], "N": 37}), Case({"B": [2, 3], "N": 1000}),
-        Case({"B": [4], "N": 14336}), Case({"B": [300], "N": 130}), Case({"B": [0], "N": 4}),
-    ],
-    "RoPENeoXFwdOp": [
-        Case({"S": 1, "Hq": 1, "Hk": 1, "D": 2, "P": 4, "R": 2}),
-        Case({"S": 5, "Hq": 4, "Hk": 2, "D": 64, "P": 16, "R": 64}),
-        Case({"S": 7, "Hq": 6, "Hk": 3, "D": 96, "P": 32, "R": 24}),
-        Case({"S": 33, "Hq": 8, "Hk": 8, "D": 128, "P": 64, "R": 128}),
-        Case({"S": 3, "Hq": 2, "Hk": 1, "D": 80, "P": 8, "R": 78}),
-        Case({"S": 300, "Hq": 4, "Hk": 1, "D": 128, "P": 512, "R": 128}),
-    ],
-    "GEMMFwdOp": _gemm_cases(),
-    "MultiHeadAttentionFwdOp": [
-        Case({"B": 1, "Hq": 1, "Hkv": 1, "Sq": 1, "Skv": 1, "D": 64}),
-        Case({"B": 2, "Hq": 4, "Hkv": 2, "Sq": 37, "Skv": 37, "D": 64}, {"is_causal": True}),
-        Case({"B": 1, "Hq": 8, "Hkv": 1, "Sq": 130, "Skv": 200, "D": 128}, {"is_causal": True}),
-        Case({"B": 1, "Hq": 8, "Hkv": 1, "Sq": 130, "Skv": 200, "D": 128}),
-        Case({"B": 2, "Hq": 2, "Hkv": 2, "Sq": 65, "Skv": 65, "D": 256}, {"scale": 0.3}),
-        Case({"B": 3, "Hq": 8, "Hkv": 2, "Sq": 1, "Skv": 300, "D": 128}),
-        Case({"B": 2, "Hq": 8, "Hkv": 2, "Sq": 5, "Skv": 77, "D": 64}),  # 4 heads packed: 20 rows
-        Case({"B": 1, "Hq": 4, "Hkv": 4, "Sq": 257, "Skv": 257, "D": 128}, {"is_causal": True}),
-        # 140 query tiles of 1 to 5 key blocks: more than one per SM (132 on the H100 and H200),
-        # so persistent CTAs walk two tiles of different lengths, their rings running across both
-        Case({"B": 1, "Hq": 28, "Hkv": 4, "Sq": 520, "Skv": 520, "D": 128}, {"is_causal": True}),
-    ],
-}
-
-REJECTS: dict[str, list[Reject]] = {
-    "RMSNormFwdOp": [Reject({"B": [2], "N": 0}, "the normalized dimension cannot be empty"),
-                     Reject({"B": [2], "N": 8}, "eps must be positive", {"eps": 0.0})],
-    "LayerNormFwdOp": [Reject({"B": [2], "N": 0}, "the normalized dimension cannot be empty"),
-                       Reject({"B": [2], "N": 8}, "eps must be positive", {"eps": -1.0})],
-    "SoftmaxFwdOp": [Reject({"B": [2], "N": 0}, "softmax over an empty dimension is undefined")],
-    "SiluAndMulFwdOp": [],
-    "RoPENeoXFwdOp": [
-        Reject({"S": 2, "Hq": 2, "Hk": 1, "D": 8, "P": 4, "R": 3}, "the rotary dims must be even"),
-        Reject({"S": 2, "Hq": 2, "Hk": 1, "D": 8, "P": 4, "R": 10}, "the rotary dims must be even"),
-        Reject({"S": 2, "Hq": 3, "Hk": 2, "D": 8, "P": 4, "R": 8},
-               "query heads must be a multiple of key heads"),
-    ],
-    "GEMMFwdOp": [],
-    "MultiHeadAttentionFwdOp": [
-        Reject({"B": 1, "Hq": 2, "Hkv": 1, "Sq": 4, "Skv": 4, "D": 96},
-               "head dims 64, 128 and 256 are supported"),
-        Reject({"B": 1, "Hq": 3, "Hkv": 2, "Sq": 4, "Skv": 4, "D": 64},
-               "query heads must be a multiple of kv heads"),
-        Reject({"B": 1, "Hq": 2, "Hkv": 1, "Sq": 4, "Skv": 4, "D": 64}, "scale must be positive",
-               {"scale": -1.0}),
-    ],
-}
-
-# (rtol, atol) of the op's output against the fp64 reference, from the output dtype's rounding
-# and fp32 accumulation; attention rounds softmax probabilities to the input dtype for p @ v.
+# (rtol, atol) of an output against the fp64 reference, from the dtype's rounding and fp32
+# accumulation, where the entry's `tolerance:` says nothing else.
 TOLERANCES = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (1.6e-2, 1.6e-2),
-              torch.float32: (1e-5, 1e-5)}
-OP_TOLERANCES = {
-    "MultiHeadAttentionFwdOp": {torch.float16: (4e-3, 4e-3), torch.bfloat16: (2.5e-2, 2.5e-2)},
-    "GEMMFwdOp": {torch.float16: (2e-3, 2e-3)},
-}
+              torch.float32: (1e-5, 1e-5), torch.float64: (1e-10, 1e-10)}
 
 
-def tolerance(op_name: str, dtype: torch.dtype) -> tuple[float, float]:
-    return OP_TOLERANCES.get(op_name, {}).get(dtype, TOLERANCES[dtype])
+def tolerance(spec: manifest.OpSpec, dtype: torch.dtype) -> tuple[float, float]:
+    name = str(dtype).removeprefix("torch.")
+    if name in spec.tolerance:
+        return spec.tolerance[name], spec.tolerance[name]
+    return TOLERANCES[dtype]
 
 
 def dtype_sets(spec: manifest.OpSpec) -> dict[str, list[str]]:
@@ -169,30 +110,225 @@ def instantiate(spec: manifest.OpSpec, case: Case, dtypes: dict):
     return spec.instantiate({**case.values, **dtypes}, case.params, list(case.absent))
 
 
-def _rope_cache(shape, device) -> torch.Tensor:
-    p, r = shape
-    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, r, 2, dtype=torch.float64, device=device) / r))
-    angles = torch.arange(p, dtype=torch.float64, device=device)[:, None] * inv_freq[None, :]
-    return torch.cat([angles.cos(), angles.sin()], dim=-1).float()
+# -- contract calls ----------------------------------------------------------------------------
 
+# Scaled-down workloads and edge calls stay under this many input elements (fp64 references of
+# every call run on the CPU in CI).
+CPU_ELEMENTS = 1 << 16
+
+
+def _values(spec: manifest.OpSpec, bound) -> tuple[dict, dict]:
+    """(Dim and Dims variable values, params) of a bound call."""
+    dims = spec.dims(bound)
+    kinds = dict(spec.vars)
+    values = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dims.items()
+              if kinds.get(k) in ("Dim", "Dims")}
+    params = {p["name"]: dims[p["name"]] for p in spec.params if p["name"] in dims}
+    return values, params
+
+
+def _try(spec, values, params, absent, dtypes):
+    try:
+        inputs, bound = spec.instantiate({**values, **dtypes}, params, list(absent))
+    except manifest.BindError:
+        return None
+    return inputs, bound
+
+
+def _numel(inputs) -> int:
+    return sum(math.prod(d[1]) for d in inputs if d is not None)
+
+
+def _absent_of(spec, inputs) -> tuple:
+    return tuple(t["name"] for t, d in zip(spec.inputs, inputs) if d is None)
+
+
+def scaled_down(spec: manifest.OpSpec, values: dict, params: dict, absent: tuple, dtypes: dict,
+                budget: int = CPU_ELEMENTS) -> dict | None:
+    """The variable values shrunk until the inputs hold at most `budget` elements: the largest
+    dim first, by 4 or else by 2, keeping only values the spec admits (a constraint can pin a
+    dim, as attention's head dim). None when nothing admitted fits."""
+    values = {k: (list(v) if isinstance(v, list) else v) for k, v in values.items()}
+    got = _try(spec, values, params, absent, dtypes)
+    if got is None:
+        return None
+    while _numel(got[0]) > budget:
+        slots = [(v, k, None) for k, v in values.items() if isinstance(v, int)]
+        slots += [(x, k, i) for k, v in values.items() if isinstance(v, list)
+                  for i, x in enumerate(v)]
+        progressed = False
+        for size, k, i in sorted(slots, key=lambda s: -s[0]):
+            if size <= 1:
+                continue
+            for smaller in (max(1, size // 4), max(1, size // 2)):
+                trial = {kk: (list(vv) if isinstance(vv, list) else vv) for kk, vv in values.items()}
+                if i is None:
+                    trial[k] = smaller
+                else:
+                    trial[k][i] = smaller
+                again = _try(spec, trial, params, absent, dtypes)
+                if again is not None:
+                    values, got, progressed = trial, again, True
+                    break
+            if progressed:
+                break
+        if not progressed:
+            return None
+    return values
+
+
+def _edge_values(spec: manifest.OpSpec, values: dict):
+    """(label, values) variants of a valid call: each Dim at 1, odd, 0; each Dims list empty, [0]
+    and two dims."""
+    for k, v in values.items():
+        if isinstance(v, int):
+            for new, tag in ((1, "1"), (v + 1 if v % 2 == 0 else v + 2, "odd"), (0, "0")):
+                if new != v:
+                    yield f"{k}={tag}", {**values, k: new}
+        else:
+            for new, tag in (([], "[]"), ([0], "[0]"), ([2, 3], "[2,3]")):
+                if new != v:
+                    yield f"{k}={tag}", {**values, k: new}
+
+
+def _bool_params(spec) -> list[str]:
+    return [p["name"] for p in spec.params if p["type"] == "bool"]
+
+
+def contract_calls(spec: manifest.OpSpec) -> list[Call]:
+    """Every contract call of an entry, each dtype case of each, without duplicates."""
+    seen, out = set(), []
+
+    def add(label, inputs, params, dtypes, kind):
+        key = (tuple(inputs), tuple(sorted(params.items())))
+        if key in seen:
+            return
+        seen.add(key)
+        out.append(Call(label, tuple(inputs), dict(params),
+                        ",".join(f"{k}={v}" for k, v in dtypes.items()), kind))
+
+    dtype_list = dtype_cases(spec)
+    first = dtype_list[0]
+    for c in spec.cases():
+        dt = dict(kv.split("=") for kv in c["dtype_case"].split(",") if kv)
+        add(c["label"], c["inputs"], c["params"], dt, "case")
+
+    bases = []  # (label, values, params, absent) of the scaled-down workloads
+    for w in spec.workloads():
+        values, params = _values(spec, w["bound"])
+        absent = _absent_of(spec, w["inputs"])
+        small = scaled_down(spec, values, params, absent, first)
+        if small is not None:
+            bases.append((f"{w['label']}-scaled", small, params, absent))
+    for label, values, params, absent in bases:
+        for dt in dtype_list:
+            got = _try(spec, values, params, absent, dt)
+            if got is not None:
+                add(label, got[0], params, dt, "workload")
+
+    if bases:  # edge calls around the first scaled-down workload
+        _, values, params, absent = bases[0]
+        variants = [(label, v, params, absent) for label, v in _edge_values(spec, values)]
+        optional = [t["name"] for t in spec.inputs if t["optional"]]
+        for name in optional:
+            variants.append((f"no-{name}", values, params, tuple(set(absent) | {name})))
+            variants.append((f"with-{name}", values, params, tuple(set(absent) - {name})))
+        if optional:
+            variants.append(("no-optional", values, params, tuple(optional)))
+        flags = _bool_params(spec)
+        for combo in itertools.product((False, True), repeat=len(flags)) if flags else ():
+            flipped = {**params, **dict(zip(flags, combo))}
+            tag = ",".join(f"{f}={int(b)}" for f, b in zip(flags, combo))
+            variants.append((tag, values, flipped, absent))
+        for label, v, p, a in variants:
+            for dt in dtype_list:
+                got = _try(spec, v, p, a, dt)
+                if got is not None and _numel(got[0]) <= 4 * CPU_ELEMENTS:
+                    add(label, got[0], p, dt, "edge")
+    return out
+
+
+def with_params(spec: manifest.OpSpec, call: Call, params: dict) -> Call | None:
+    """The same call (its variable values, dtypes and absent inputs) under other params, the
+    input shapes evaluated again (GEMM's trans flags change them); None where the spec refuses."""
+    values, _ = _values(spec, spec.bind(list(call.inputs), call.params))
+    dtypes = dict(kv.split("=") for kv in call.dtypes.split(",") if kv)
+    got = _try(spec, values, {**call.params, **params}, _absent_of(spec, call.inputs), dtypes)
+    if got is None:
+        return None
+    return Call(call.label, tuple(got[0]), {**call.params, **params}, call.dtypes, call.kind)
+
+
+def base_call(spec: manifest.OpSpec) -> Call:
+    """A small, valid, unremarkable call (the first scaled-down workload, first dtype)."""
+    calls = contract_calls(spec)
+    return next((c for c in calls if c.kind == "workload"), calls[0])
+
+
+# -- rejects -----------------------------------------------------------------------------------
+
+def _param_trials(p) -> list:
+    t = p["type"].removeprefix("optional[").removesuffix("]")
+    if t == "float":
+        return [0.0, -1.0, 1e30]
+    if t == "int":
+        return [0, -1, 1 << 40]
+    if t == "bool":
+        return [False, True]
+    return []
+
+
+def rejects(spec: manifest.OpSpec) -> list[Reject]:
+    """For each constraint, a call violating it, found by changing one value of the base call:
+    a Dim to 0, 1, 2, 3, one more or less, or doubled plus one; a Dims list emptied; a param to
+    zero, negative or huge. Constraints no such change violates are left out."""
+    dt = dtype_cases(spec)[0]
+    base = next((w for w in spec.workloads()), None)
+    if base is None:
+        return []
+    values, params = _values(spec, base["bound"])
+    absent = _absent_of(spec, base["inputs"])
+    small = scaled_down(spec, values, params, absent, dt) or values
+    trials = []
+    for k, v in small.items():
+        options = ([0, 1, 2, 3, 96, v - 1, v + 1, 2 * v + 1] if isinstance(v, int)
+                   else [[], [0]])
+        trials += [({**small, k: o}, params) for o in options if o != v]
+    for p in spec.params:
+        trials += [(small, {**params, p["name"]: o}) for o in _param_trials(p)]
+    found = []
+    for expr, message in spec.constraints:
+        want = message or expr
+        for vals, ps in trials:
+            try:
+                spec.instantiate({**vals, **dt}, ps, list(absent))
+            except manifest.BindError as e:
+                if want in str(e):
+                    found.append(Reject(vals, want, ps, absent))
+                    break
+            except (ValueError, OverflowError, TypeError):
+                continue
+    return found
+
+
+# -- inputs ------------------------------------------------------------------------------------
 
 def make_inputs(spec: manifest.OpSpec, inputs, device, seed: int = 0) -> list:
-    """Tensors for `inputs` (None or (dtype, shape) per spec input) with values that suit the op:
-    RoPE positions in [0, P) and a real cos/sin cache, normal values elsewhere."""
+    """Tensors for `inputs` (None or (dtype, shape) per spec input): normal values, integer
+    inputs uniform in their declared `range` (else in [0, 16))."""
     gen = torch.Generator(device="cpu").manual_seed(seed)
-    rope = spec.name == "RoPENeoXFwdOp"
+    ranges = [None] * len(spec.inputs)
+    if any(t["has_range"] for t in spec.inputs):
+        ranges = spec.input_ranges(spec.bind(list(inputs)))
     out = []
-    for info, desc in zip(spec.inputs, inputs):
+    for desc, rng in zip(inputs, ranges):
         if desc is None:
             out.append(None)
             continue
         dtype, shape = TORCH_DTYPES[desc[0]], tuple(desc[1])
-        if rope and info["name"] == "cos_sin_cache":
-            t = _rope_cache(shape, "cpu")
-        elif rope and info["name"] == "positions":
-            t = torch.randint(0, max(inputs[3][1][0], 1), shape, generator=gen, dtype=dtype)
-        elif not dtype.is_floating_point:
-            t = torch.randint(0, 16, shape, generator=gen, dtype=dtype)
+        if not dtype.is_floating_point:
+            low, high = rng if rng is not None else (0, 16)
+            t = torch.randint(low, max(high, low + 1), shape, generator=gen, dtype=dtype)
         else:
             t = torch.randn(shape, generator=gen, dtype=torch.float32).to(dtype)
         out.append(t.to(device))
@@ -208,8 +344,8 @@ def with_layout(t: torch.Tensor, layout: str) -> torch.Tensor:
     swapped in memory (as q.transpose(1, 2) of a [B, S, H, D] buffer)."""
     if layout == "contiguous" or t.dim() == 0:
         return t
-    if layout == "permuted" and t.dim() >= 3:
-        return t.transpose(0, 1).contiguous().transpose(0, 1)
+    if layout == "permuted":
+        return t.transpose(0, 1).contiguous().transpose(0, 1) if t.dim() >= 3 else t
     pad = 3 if layout == "odd-stride" else 16
     n = t.shape[-1]
     buf = torch.full((*t.shape[:-1], n + pad), float("nan") if t.is_floating_point() else 0,
@@ -220,140 +356,58 @@ def with_layout(t: torch.Tensor, layout: str) -> torch.Tensor:
 
 
 def layout_inputs(spec: manifest.OpSpec, tensors: list, layout: str) -> list:
-    """Applies `layout` to every input whose spec layout allows it ("rows" or "any")."""
+    """Applies `layout` to every input whose spec layout is not `contiguous`."""
     return [t if t is None or info["layout"] == "contiguous" else with_layout(t, layout)
             for info, t in zip(spec.inputs, tensors)]
 
 
-# -- fp64 references (the executable form of each spec's ref_api) ------------------------------
+# -- references --------------------------------------------------------------------------------
 
-def _f64(t):
-    return None if t is None else t.to(torch.float64)
-
-
-def ref_rms_norm(x, weight, eps):
-    x = _f64(x)
-    return x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps) * _f64(weight)
+_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
 
-def ref_layer_norm(x, weight, bias, eps):
-    x = _f64(x)
-    mean = x.mean(-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(-1, keepdim=True)
-    y = (x - mean) / torch.sqrt(var + eps)
-    if weight is not None:
-        y = y * _f64(weight)
-    if bias is not None:
-        y = y + _f64(bias)
-    return y
+@functools.lru_cache(maxsize=None)
+def _reference_function(name: str, text: str, args: tuple[str, ...]):
+    if _PATH.match(text):
+        module, attr = text.split(":")
+        return getattr(importlib.import_module(module), attr)
+    # A real function (not eval at call time), so torch.compile traces it like any other.
+    source = f"def {name}_reference({', '.join(args)}):\n    return {text}\n"
+    scope = {"torch": torch, "F": F, "math": math}
+    exec(compile(source, f"<{name} reference>", "exec"), scope)  # noqa: S102
+    return scope[f"{name}_reference"]
 
 
-def ref_softmax(x):
-    x = _f64(x)
-    e = torch.exp(x - x.amax(-1, keepdim=True))
-    return e / e.sum(-1, keepdim=True)
+def reference_function(spec: manifest.OpSpec):
+    """The entry's `reference:` as a function taking the inputs and params by name, returning a
+    tensor or a tuple of them; KeyError where the entry has none."""
+    if not spec.reference:
+        raise KeyError(f"{spec.file}:{spec.line}: {spec.name}: the entry has no reference:")
+    args = tuple(t["name"] for t in spec.inputs) + tuple(p["name"] for p in spec.params)
+    return _reference_function(spec.name, spec.reference, args)
 
 
-def ref_silu_and_mul(x):
-    x = _f64(x)
-    n = x.shape[-1] // 2
-    a, b = x[..., :n], x[..., n:]
-    return a / (1.0 + torch.exp(-a)) * b
+def reference_kwargs(spec: manifest.OpSpec, tensors: list, params: dict) -> dict:
+    """The reference function's arguments: inputs by name, every param (defaults filled in)."""
+    kw = {info["name"]: t for info, t in zip(spec.inputs, tensors)}
+    kw.update({p["name"]: p["default_value"] for p in spec.params if not p["required"]})
+    kw.update(params)
+    return kw
 
 
-def ref_rope_neox(positions, q, k, cos_sin_cache):
-    """(q, k) rotated: within the first R dims, element i pairs with element i + R/2."""
-    cache = _f64(cos_sin_cache)
-    r = cache.shape[1]
-    half = r // 2
-    cos = cache[positions.long(), :half][:, None, :]
-    sin = cache[positions.long(), half:][:, None, :]
-
-    def rotate(t):
-        t = _f64(t).clone()
-        x1, x2 = t[..., :half].clone(), t[..., half:r].clone()
-        t[..., :half] = x1 * cos - x2 * sin
-        t[..., half:r] = x2 * cos + x1 * sin
-        return t
-
-    return rotate(q), rotate(k)
+def _evaluate(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.Tensor]:
+    result = reference_function(spec)(**reference_kwargs(spec, tensors, params))
+    return [result] if isinstance(result, torch.Tensor) else list(result)
 
 
-def ref_gemm(a, b, trans_a, trans_b):
-    a, b = _f64(a), _f64(b)
-    return (a.T if trans_a else a) @ (b.T if trans_b else b)
+def reference(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.Tensor]:
+    """fp64 results (the outputs, or an in-place op's written inputs' new values): the entry's
+    reference evaluated on fp64 copies of the floating-point inputs."""
+    up = [t.double() if t is not None and t.is_floating_point() else t for t in tensors]
+    return [r.double() for r in _evaluate(spec, up, params)]
 
 
-def ref_attention(q, k, v, is_causal, scale):
-    q, k, v = _f64(q), _f64(k), _f64(v)
-    group = q.shape[1] // k.shape[1]
-    k = k.repeat_interleave(group, dim=1)
-    v = v.repeat_interleave(group, dim=1)
-    s = (q @ k.transpose(-1, -2)) * (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1]))
-    if is_causal:
-        sq, skv = q.shape[2], k.shape[2]
-        mask = torch.ones(sq, skv, dtype=torch.bool, device=q.device).tril()
-        s = s.masked_fill(~mask, float("-inf"))
-    return torch.softmax(s, dim=-1) @ v
-
-
-def reference(op_name: str, tensors: list, params: dict) -> list[torch.Tensor]:
-    """fp64 results: the op's outputs, or for an in-place op the new values of its mutated inputs."""
-    if op_name == "RMSNormFwdOp":
-        return [ref_rms_norm(*tensors, params.get("eps", 1e-6))]
-    if op_name == "LayerNormFwdOp":
-        return [ref_layer_norm(*tensors, params.get("eps", 1e-5))]
-    if op_name == "SoftmaxFwdOp":
-        return [ref_softmax(*tensors)]
-    if op_name == "SiluAndMulFwdOp":
-        return [ref_silu_and_mul(*tensors)]
-    if op_name == "RoPENeoXFwdOp":
-        return list(ref_rope_neox(*tensors))
-    if op_name == "GEMMFwdOp":
-        return [ref_gemm(*tensors, params.get("trans_a", False), params.get("trans_b", True))]
-    if op_name == "MultiHeadAttentionFwdOp":
-        return [ref_attention(*tensors, params.get("is_causal", False), params.get("scale"))]
-    raise KeyError(f"no reference for {op_name}")
-
-
-def torch_equivalent(op_name: str, tensors: list, params: dict) -> list[torch.Tensor]:
-    """The same computation through torch's own API (the spec's ref_api), in the inputs' dtype:
-    the eager baseline of `tileops bench`, and the independent check of `reference` in tests."""
-    import torch.nn.functional as F
-
-    if op_name == "RMSNormFwdOp":
-        x, w = tensors
-        return [F.rms_norm(x, (x.shape[-1],), w, params.get("eps", 1e-6))]
-    if op_name == "LayerNormFwdOp":
-        x, w, b = tensors
-        return [F.layer_norm(x, (x.shape[-1],), w, b, params.get("eps", 1e-5))]
-    if op_name == "SoftmaxFwdOp":
-        return [torch.softmax(tensors[0], dim=-1)]
-    if op_name == "SiluAndMulFwdOp":
-        x = tensors[0]
-        n = x.shape[-1] // 2
-        return [F.silu(x[..., :n]) * x[..., n:]]
-    if op_name == "RoPENeoXFwdOp":
-        positions, q, k, cache = tensors
-        half = cache.shape[1] // 2
-        r = cache.shape[1]
-        cos = cache[positions, :half].unsqueeze(1)
-        sin = cache[positions, half:].unsqueeze(1)
-
-        def rot(t):
-            x1, x2 = t[..., :half].float(), t[..., half:r].float()
-            rotated = torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).to(t.dtype)
-            return torch.cat([rotated, t[..., r:]], dim=-1)
-
-        return [rot(q), rot(k)]
-    if op_name == "GEMMFwdOp":
-        a, b = tensors
-        a = a.T if params.get("trans_a", False) else a
-        b = b.T if params.get("trans_b", True) else b
-        return [torch.matmul(a, b)]
-    if op_name == "MultiHeadAttentionFwdOp":
-        q, k, v = tensors
-        return [F.scaled_dot_product_attention(q, k, v, is_causal=params.get("is_causal", False),
-                                               scale=params.get("scale"),
-                                               enable_gqa=q.shape[1] != k.shape[1])]
-    raise KeyError(f"no torch equivalent for {op_name}")
+def torch_equivalent(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.Tensor]:
+    """The entry's reference on the inputs as they are (their dtype and device): the eager
+    baseline of `tileops bench`."""
+    return _evaluate(spec, tensors, params)

@@ -1,28 +1,29 @@
-"""Contract tests generated from the manifest: one set per implemented op, every dtype of its
-signature, its small and awkward cases (tileops.testing.CASES, as spec variables; the spec
-evaluates the input shapes), its layouts.
+"""Contract tests generated from the manifest: for every implemented entry, the calls of
+tileops.testing.contract_calls (its `cases:`, its workloads scaled down, edge calls from its
+signature, every declared dtype), the rejects found from its constraints, its layouts.
 
 Spec-level tests (CI, CPU): the op accepts what the binder accepts and rejects the rest with the
-binder's own message; the torch.library fake infers the binder's outputs; torch.compile traces
-the op as one node with fullgraph=True; the fp64 references agree with torch's own functions.
-GPU tests (`gpu` marker): values against the fp64 reference per dtype and layout, tuned configs,
-CUDA-graph capture and replay, torch.compile on CUDA tensors.
+binder's own message (constraints, dtypes, ranks, sizes, layouts, devices); the torch.library fake
+infers the binder's outputs; torch.compile traces the op as one node with fullgraph=True.
+GPU tests (`gpu` marker): values against the entry's reference in fp64, per dtype and layout,
+every kernel config on the entry's cases, tuned configs, CUDA-graph capture and replay,
+torch.compile on CUDA tensors.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import itertools
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from tileops import KernelsNotBuilt, _kernels, manifest, registry, testing, tune
+from tileops import KernelsNotBuilt, _kernels, manifest, ops, testing, tune
 from tileops.op import TORCH_DTYPES, tensor_arg
 
-registry.load_builtin_ops()
 IMPLEMENTED = [o.name for o in manifest.load().ops if o.status == "implemented"]
 ALL_DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8"]
 
@@ -32,23 +33,17 @@ def _spec(name):
 
 
 def _op(name, params=None):
-    return registry.get(name)(**(params or {}))
+    return ops.get(name)(**(params or {}))
 
 
-def _params(op_name, case):
-    """The case's params with the spec's defaults filled in (what the op instance holds)."""
-    return {**_op(op_name).param_values, **case.params}
+def _calls():
+    return [pytest.param(name, call, id=f"{name}-{call.id()}")
+            for name in IMPLEMENTED for call in testing.contract_calls(_spec(name))]
 
 
-def _cases(kinds=("case",)):
-    out = []
-    for name in IMPLEMENTED:
-        spec = _spec(name)
-        for case in testing.CASES.get(name, []):
-            for dt in testing.dtype_cases(spec):
-                out.append(pytest.param(name, case, dt,
-                                        id=f"{name}-{case.id()}-{'-'.join(dt.values())}"))
-    return out
+def _rejects():
+    return [pytest.param(name, r, id=f"{name}-{r.message[:40]}")
+            for name in IMPLEMENTED for r in testing.rejects(_spec(name))]
 
 
 def _meta(inputs):
@@ -64,24 +59,33 @@ def _binder_message(spec, tensors, params):
 
 # -- spec level (CPU) ---------------------------------------------------------------------------
 
-def test_every_implemented_op_has_a_class_cases_and_rejects():
-    assert IMPLEMENTED, "no implemented op in the manifest"
-    for name in IMPLEMENTED:
-        cls = registry.get(name)
-        assert cls is not None, f"{name} is implemented but has no registered class"
-        assert testing.CASES.get(name), f"{name} has no contract cases in tileops.testing.CASES"
-        assert name in testing.REJECTS, f"{name} has no reject list in tileops.testing.REJECTS"
-
-
-@pytest.mark.parametrize("op_name,case,dtypes", _cases())
-def test_accepts_spec_calls_and_infers_outputs(op_name, case, dtypes):
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_every_entry_has_a_class_a_reference_calls_and_rejects(op_name):
     spec = _spec(op_name)
-    inputs, bound = testing.instantiate(spec, case, dtypes)
-    op = _op(op_name, case.params)
-    call = op.bind(_meta(inputs))
-    assert call.outputs == bound.outputs
+    assert ops.get(op_name).spec.name == op_name
+    assert spec.reference, f"{op_name}: the entry names no reference:"
+    testing.reference_function(spec)  # compiles or imports
+    calls = testing.contract_calls(spec)
+    labels = {c.label for c in calls}
+    assert {c["label"] for c in spec.cases()} <= labels  # every `cases:` row is a call
+    assert any(c.kind == "workload" for c in calls), "no workload scales down to the CPU budget"
+    declared = {d for ts in testing.dtype_sets(spec).values() for d in ts}
+    assert {d[0] for c in calls for d in c.inputs if d is not None} >= declared
+    found = {r.message for r in testing.rejects(spec)}
+    for expr, message in spec.constraints:
+        assert (message or expr) in found, (
+            f"{op_name}: no generated call violates '{expr}'; testing.rejects varies one value "
+            "of a valid call at a time")
+
+
+@pytest.mark.parametrize("op_name,call", _calls())
+def test_accepts_spec_calls_and_infers_outputs(op_name, call):
+    spec = _spec(op_name)
+    bound = spec.bind(list(call.inputs), call.params)
+    op = _op(op_name, call.params)
+    assert op.bind(_meta(call.inputs)).outputs == bound.outputs
     # The fake implementation of the torch.library op infers the same outputs.
-    outs = op._torch_op(*_meta(inputs), *op._param_tuple, op.key)
+    outs = op._torch_op(*_meta(call.inputs), *op._param_tuple, op.key)
     outs = [] if outs is None else [outs] if isinstance(outs, torch.Tensor) else list(outs)
     assert [(str(o.dtype).removeprefix("torch."), tuple(o.shape)) for o in outs] == bound.outputs
     assert all(o.device.type == "meta" for o in outs)
@@ -90,21 +94,17 @@ def test_accepts_spec_calls_and_infers_outputs(op_name, case, dtypes):
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_rejects_dtypes_outside_the_signature_with_the_binders_message(op_name):
     spec = _spec(op_name)
-    case = testing.CASES[op_name][1 if len(testing.CASES[op_name]) > 1 else 0]
-    sets = testing.dtype_sets(spec)
-    base = testing.dtype_cases(spec)[0]
+    base = testing.base_call(spec)
     tried = 0
-    for var, allowed in sets.items():
+    for var, allowed in testing.dtype_sets(spec).items():
+        typed = [info["dtype"] == var for info in spec.inputs]
         for bad in (d for d in ALL_DTYPES if d not in allowed):
-            inputs, _ = testing.instantiate(spec, case, base)
-            # retype every input declared with this variable
-            typed = [info["dtype"] == var for info in spec.inputs]
             tensors = [None if d is None else
                        torch.empty(d[1], dtype=TORCH_DTYPES[bad if t else d[0]], device="meta")
-                       for d, t in zip(inputs, typed)]
-            expected = _binder_message(spec, tensors, case.params)
+                       for d, t in zip(base.inputs, typed)]
+            expected = _binder_message(spec, tensors, base.params)
             with pytest.raises(manifest.BindError) as e:
-                _op(op_name, case.params)(*tensors)
+                _op(op_name, base.params)(*tensors)
             assert str(e.value) == expected
             assert op_name in expected and bad in expected
             tried += 1
@@ -114,44 +114,41 @@ def test_rejects_dtypes_outside_the_signature_with_the_binders_message(op_name):
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_rejects_mixed_dtypes(op_name):
     spec = _spec(op_name)
-    sets = testing.dtype_sets(spec)
-    case = testing.CASES[op_name][1]
-    for var, allowed in sets.items():
-        slots = [i for i, info in enumerate(spec.inputs) if info["dtype"] == var]
-        inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
-        slots = [i for i in slots if inputs[i] is not None]
+    base = testing.base_call(spec)
+    for var, allowed in testing.dtype_sets(spec).items():
+        slots = [i for i, info in enumerate(spec.inputs)
+                 if info["dtype"] == var and base.inputs[i] is not None]
         if len(slots) < 2 or len(allowed) < 2:
             continue
-        tensors = _meta(inputs)
-        other = next(d for d in allowed if d != inputs[slots[-1]][0])
+        tensors = _meta(base.inputs)
+        other = next(d for d in allowed if d != base.inputs[slots[-1]][0])
         tensors[slots[-1]] = tensors[slots[-1]].to(TORCH_DTYPES[other])
-        expected = _binder_message(spec, tensors, case.params)
+        expected = _binder_message(spec, tensors, base.params)
         with pytest.raises(manifest.BindError) as e:
-            _op(op_name, case.params)(*tensors)
+            _op(op_name, base.params)(*tensors)
         assert str(e.value) == expected
 
 
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_rejects_wrong_ranks_and_sizes(op_name):
     spec = _spec(op_name)
-    case = testing.CASES[op_name][1]
-    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    base = testing.base_call(spec)
     checked = 0
-    for i, info in enumerate(spec.inputs):
-        if inputs[i] is None:
+    for i, d in enumerate(base.inputs):
+        if d is None:
             continue
-        grown = tuple(inputs[i][1]) + (2,)
-        resized = tuple(inputs[i][1][:-1]) + (inputs[i][1][-1] + 1,)
+        grown = tuple(d[1]) + (2,)
+        resized = tuple(d[1][:-1]) + (d[1][-1] + 1,)
         for shape in (grown, resized, ()):
-            tensors = _meta(inputs)
+            tensors = _meta(base.inputs)
             tensors[i] = torch.empty(shape, dtype=tensors[i].dtype, device="meta")
             try:
-                spec.bind([None if t is None else tensor_arg(t) for t in tensors], case.params)
+                spec.bind([None if t is None else tensor_arg(t) for t in tensors], base.params)
                 continue  # still a valid call (a [*B, N] input grows a batch dim)
             except manifest.BindError as e:
                 expected = str(e)
             with pytest.raises(manifest.BindError) as got:
-                _op(op_name, case.params)(*tensors)
+                _op(op_name, base.params)(*tensors)
             assert str(got.value) == expected
             checked += 1
     assert checked > 0, f"{op_name}: no shape change was rejected"
@@ -160,11 +157,10 @@ def test_rejects_wrong_ranks_and_sizes(op_name):
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_rejects_a_last_dim_that_is_not_contiguous(op_name):
     spec = _spec(op_name)
-    case = testing.CASES[op_name][1]
-    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
+    base = testing.base_call(spec)
     checked = 0
     for i, info in enumerate(spec.inputs):
-        d = inputs[i]
+        d = base.inputs[i]
         if d is None or info["layout"] == "any" or len(d[1]) < 1 or d[1][-1] < 2:
             continue
         shape = tuple(d[1])
@@ -172,48 +168,44 @@ def test_rejects_a_last_dim_that_is_not_contiguous(op_name):
         strides = [1] * len(shape) if len(shape) > 1 else [2]
         for j in range(1, len(shape)):
             strides[j] = strides[j - 1] * shape[j - 1]
-        tensors = _meta(inputs)
+        tensors = _meta(base.inputs)
         tensors[i] = torch.empty_strided(shape, strides, dtype=tensors[i].dtype, device="meta")
-        expected = _binder_message(spec, tensors, case.params)
+        expected = _binder_message(spec, tensors, base.params)
         assert "contiguous" in expected
         with pytest.raises(manifest.BindError) as got:
-            _op(op_name, case.params)(*tensors)
+            _op(op_name, base.params)(*tensors)
         assert str(got.value) == expected
         checked += 1
     assert checked > 0
 
 
-@pytest.mark.parametrize("op_name,reject", [
-    pytest.param(n, r, id=f"{n}-{r.message[:30]}") for n in IMPLEMENTED
-    for r in testing.REJECTS.get(n, [])])
+@pytest.mark.parametrize("op_name,reject", _rejects())
 def test_spec_constraints_reject(op_name, reject):
     spec = _spec(op_name)
     dt = testing.dtype_cases(spec)[0]
     with pytest.raises(manifest.BindError, match=reject.message):
-        spec.instantiate({**reject.values, **dt}, reject.params)
-
-
-@pytest.mark.parametrize("op_name,reject", [
-    pytest.param(n, r, id=f"{n}-{r.message[:30]}") for n in IMPLEMENTED
-    for r in testing.REJECTS.get(n, []) if r.params])
-def test_bad_params_are_rejected_by_the_op_with_the_binders_message(op_name, reject):
-    spec = _spec(op_name)
-    good = {**testing.CASES[op_name][1].values}
-    inputs, _ = spec.instantiate({**good, **testing.dtype_cases(spec)[0]})
-    op = _op(op_name, reject.params)
-    with pytest.raises(manifest.BindError, match=reject.message) as e:
-        op(*_meta(inputs))
-    assert str(e.value) == _binder_message(spec, _meta(inputs), op.param_values)
+        spec.instantiate({**reject.values, **dt}, reject.params, list(reject.absent))
+    if reject.params:  # a bad param reaches the op through its constructor, and is refused there
+        base = testing.base_call(spec)
+        op = _op(op_name, {**base.params, **reject.params})
+        tensors = _meta(base.inputs)
+        try:
+            spec.bind([None if t is None else tensor_arg(t) for t in tensors], op.param_values)
+            return  # the violation needs the reject's dims too
+        except manifest.BindError as e:
+            expected = str(e)
+        with pytest.raises(manifest.BindError, match=reject.message) as e:
+            op(*tensors)
+        assert str(e.value) == expected
 
 
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_a_valid_call_off_the_gpu_says_why_it_cannot_run(op_name):
     spec = _spec(op_name)
-    case = testing.CASES[op_name][1]
-    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
-    tensors = testing.make_inputs(spec, inputs, "cpu")
+    base = testing.base_call(spec)
+    tensors = testing.make_inputs(spec, base.inputs, "cpu")
     with pytest.raises((ValueError, KernelsNotBuilt)) as e:
-        _op(op_name, case.params)(*tensors)
+        _op(op_name, base.params)(*tensors)
     assert op_name in str(e.value)
     assert "CUDA" in str(e.value) or "not built" in str(e.value)
 
@@ -222,9 +214,9 @@ def test_a_valid_call_off_the_gpu_says_why_it_cannot_run(op_name):
 def test_torch_compile_fullgraph_traces_one_custom_op(op_name):
     """dynamo traces the op without a graph break; the graph holds only the op's custom op."""
     spec = _spec(op_name)
-    case = testing.CASES[op_name][2]
-    inputs, bound = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
-    op = _op(op_name, case.params)
+    base = testing.base_call(spec)
+    bound = spec.bind(list(base.inputs), base.params)
+    op = _op(op_name, base.params)
     graphs = []
 
     def backend(gm, example_inputs):
@@ -233,31 +225,13 @@ def test_torch_compile_fullgraph_traces_one_custom_op(op_name):
 
     torch._dynamo.reset()
     compiled = torch.compile(lambda *ts: op(*ts), fullgraph=True, backend=backend)
-    result = compiled(*_meta(inputs))
+    result = compiled(*_meta(base.inputs))
     assert len(graphs) == 1
     calls = [n for n in graphs[0].graph.nodes if n.op == "call_function"]
     assert [str(n.target) for n in calls] == [f"tileops.{op_name}.default"]
     if bound.outputs:
         outs = [result] if isinstance(result, torch.Tensor) else list(result)
         assert [tuple(o.shape) for o in outs] == [tuple(s) for _, s in bound.outputs]
-
-
-@pytest.mark.parametrize("op_name,case,dtypes", _cases())
-def test_reference_matches_torch_on_cpu(op_name, case, dtypes):
-    """The fp64 reference formulas are checked against torch's own API (fp64 on the CPU)."""
-    spec = _spec(op_name)
-    inputs, _ = testing.instantiate(spec, case, dtypes)
-    if any(d is not None and torch.Size(d[1]).numel() > 1 << 21 for d in inputs):
-        pytest.skip("large case: checked on the GPU")
-    tensors = [t if t is None or not t.is_floating_point() or (op_name == "RoPENeoXFwdOp" and i == 3)
-               else t.double() for i, t in enumerate(testing.make_inputs(spec, inputs, "cpu"))]
-    params = _params(op_name, case)
-    if op_name == "RoPENeoXFwdOp":
-        tensors[3] = tensors[3].double()
-    want = testing.torch_equivalent(op_name, tensors, params)
-    got = testing.reference(op_name, tensors, params)
-    for g, w in zip(got, want):
-        torch.testing.assert_close(g, w.double(), rtol=1e-10, atol=1e-10)
 
 
 def test_tune_cache_writes_atomically_and_merges(tmp_path, monkeypatch):
@@ -331,25 +305,28 @@ def _run(op, tensors):
     return [out] if isinstance(out, torch.Tensor) else list(out)
 
 
-def _check(op_name, got, want):
+def _check(spec, got, want):
     for g, w in zip(got, want):
-        rtol, atol = testing.tolerance(op_name, g.dtype)
+        rtol, atol = testing.tolerance(spec, g.dtype)
         torch.testing.assert_close(g.double(), w.to(g.device), rtol=rtol, atol=atol)
+
+
+def _want(op, tensors):
+    return testing.reference(op.spec, [None if t is None else t.clone() for t in tensors],
+                             op.param_values)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("op_name,case,dtypes", _cases())
-def test_values_against_the_reference(op_name, case, dtypes, layout):
+@pytest.mark.parametrize("op_name,call", _calls())
+def test_values_against_the_reference(op_name, call, layout):
     spec = _spec(op_name)
-    inputs, _ = testing.instantiate(spec, case, dtypes)
-    tensors = testing.layout_inputs(spec, testing.make_inputs(spec, inputs, "cuda"), layout)
-    op = _op(op_name, case.params)
-    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
-                             op.param_values)
+    tensors = testing.layout_inputs(spec, testing.make_inputs(spec, call.inputs, "cuda"), layout)
+    op = _op(op_name, call.params)
+    want = _want(op, tensors)
     got = _run(op, tensors)
     torch.cuda.synchronize()
-    _check(op_name, got, want)
+    _check(spec, got, want)
 
 
 @pytest.mark.gpu
@@ -357,7 +334,7 @@ def test_values_against_the_reference(op_name, case, dtypes, layout):
 def test_softmax_rows_split_over_a_cluster_keep_masked_slices_out(dtype):
     # 128256 columns: each row is cut into 8 slices, one per CTA of a cluster. Slices that are
     # entirely -inf must add nothing to the row's sum; a row of all -inf gives NaN, like torch.
-    from tileops.softmax import SoftmaxFwdOp
+    from tileops.ops import SoftmaxFwdOp
 
     torch.manual_seed(0)
     x = torch.randn(5, 128256, device="cuda", dtype=dtype) * 4
@@ -369,7 +346,7 @@ def test_softmax_rows_split_over_a_cluster_keep_masked_slices_out(dtype):
     torch.cuda.synchronize()
     assert torch.isnan(got[2]).all()
     keep = [0, 1, 3, 4]
-    rtol, atol = testing.tolerance("SoftmaxFwdOp", dtype)
+    rtol, atol = testing.tolerance(_spec("SoftmaxFwdOp"), dtype)
     torch.testing.assert_close(got[keep].double(), torch.softmax(x[keep].double(), -1),
                                rtol=rtol, atol=atol)
 
@@ -380,14 +357,11 @@ def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
     tune.forget()
     spec = _spec(op_name)
-    case = testing.CASES[op_name][2]
-    dt = testing.dtype_cases(spec)[0]
-    inputs, _ = testing.instantiate(spec, case, dt)
-    tensors = testing.make_inputs(spec, inputs, "cuda")
-    op = _op(op_name, case.params).request_tune()
-    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
-                             op.param_values)
-    _check(op_name, _run(op, tensors), want)
+    base = testing.base_call(spec)
+    tensors = testing.make_inputs(spec, base.inputs, "cuda")
+    op = _op(op_name, base.params).request_tune()
+    want = _want(op, tensors)
+    _check(spec, _run(op, tensors), want)
     assert len(op.chosen_configs()) == 1
     files = list((tmp_path / "tileops" / "tune").glob("*.json"))
     assert len(files) == 1
@@ -395,10 +369,10 @@ def test_tuned_configs_agree_and_persist(op_name, tmp_path, monkeypatch):
     assert list(entries) == list(op.chosen_configs())
     # A fresh instance (another process) takes the choice from disk without tuning again.
     tune.forget()
-    again = _op(op_name, case.params).request_tune()
+    again = _op(op_name, base.params).request_tune()
     again._autotune = None  # would raise if called
-    fresh = testing.make_inputs(spec, inputs, "cuda")
-    _check(op_name, _run(again, fresh), want)
+    fresh = testing.make_inputs(spec, base.inputs, "cuda")
+    _check(spec, _run(again, fresh), want)
 
 
 @pytest.mark.gpu
@@ -418,11 +392,8 @@ def test_tuning_on_a_full_device_times_with_a_warm_l2(tmp_path, monkeypatch):
     op = _op("RMSNormFwdOp", {"eps": 1e-6}).request_tune()
     with pytest.warns(UserWarning, match="no room on the device for the 256 MiB L2 flush"):
         y = op(x, w)
-    _check("RMSNormFwdOp", [y], testing.reference("RMSNormFwdOp", [x, w], op.param_values))
+    _check(op.spec, [y], _want(op, [x, w]))
     assert list(op.chosen_configs().values())[0] >= 0
-
-
-ROW_OPS = ["RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp", "SiluAndMulFwdOp"]
 
 
 def _forced_config(op_name, params, tensors, cfg):
@@ -437,83 +408,49 @@ def _forced_config(op_name, params, tensors, cfg):
     return op
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
-@pytest.mark.parametrize("op_name", ROW_OPS)
-def test_every_config_that_serves_a_shape_matches_the_reference(op_name, dtype, tmp_path,
-                                                                monkeypatch):
-    # Each config is forced through the tune cache (what a tuned op would run). Configs that do
-    # not serve a shape say so with a launch error; 300 x 4096 walks several rows per CTA in the
-    # persistent RMSNorm configs and splits rows over clusters in the softmax ones.
-    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
-    spec = _spec(op_name)
-    served = 0
-    cases = [testing.Case({"B": [300], "N": 4096}), testing.Case({"B": [7], "N": 1024})]
-    if op_name == "LayerNormFwdOp":  # the persistent kernel with and without affine terms
-        cases.append(testing.Case({"B": [300], "N": 4096}, absent=("weight",)))
-    for case in cases:
-        inputs, _ = testing.instantiate(spec, case, {"T": dtype})
-        tensors = testing.make_inputs(spec, inputs, "cuda")
-        want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
-                                 _op(op_name).param_values)
-        for cfg in range(_kernels.num_configs(registry.get(op_name).kernel)):
-            op = _forced_config(op_name, {}, tensors, cfg)
-            try:
-                got = _run(op, [None if t is None else t.clone() for t in tensors])
-            except _kernels.launch_error_type():
-                continue
-            torch.cuda.synchronize()
-            _check(op_name, got, want)
-            served += 1
-    assert served >= 2 * 4  # every op has at least four configs serving both shapes
+def _config_calls(spec):
+    """The entry's `cases:` (the kernel's paths), with every combination of its bool params."""
+    flags = [p["name"] for p in spec.params if p["type"] == "bool"]
+    out = []
+    for c in testing.contract_calls(spec):
+        if c.kind != "case":
+            continue
+        for combo in itertools.product((False, True), repeat=len(flags)):
+            flipped = testing.with_params(spec, c, dict(zip(flags, combo)))
+            if flipped is not None:
+                out.append(flipped)
+    return out
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["contiguous", "padded", "permuted"])
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_every_attention_config_matches_the_reference(dtype, layout, tmp_path, monkeypatch):
-    # Every tensor-core config (cp.async and TMA loads, in sequence and overlapped, 2 and 3
-    # stages) serves every case: head dims 64/128/256, grouped heads, causal, Sq != Skv, Skv off
-    # the tile, packed decode heads, batch and head strides swapped ("permuted"), padded rows.
+@pytest.mark.parametrize("op_name", IMPLEMENTED)
+def test_every_config_that_serves_a_call_matches_the_reference(op_name, layout, tmp_path,
+                                                               monkeypatch):
+    # Each config is forced through the tune cache (what a tuned op would run). A config that
+    # does not serve a call says so with a launch error; every call is served by at least one.
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
-    op_name = "MultiHeadAttentionFwdOp"
     spec = _spec(op_name)
-    configs = _kernels.num_configs(registry.get(op_name).kernel)
-    assert configs >= 10
-    for case in testing.CASES[op_name]:
-        inputs, _ = testing.instantiate(spec, case, {"T": dtype})
-        tensors = [testing.with_layout(t, layout)
-                   for t in testing.make_inputs(spec, inputs, "cuda")]
-        want = testing.reference(op_name, [t.clone() for t in tensors], _params(op_name, case))
+    configs = _kernels.num_configs(ops.get(op_name).kernel)
+    launch_error = _kernels.launch_error_type()
+    calls = _config_calls(spec)
+    assert calls, f"{op_name}: the entry has no cases: rows"
+    for call in calls:
+        tensors = testing.layout_inputs(spec, testing.make_inputs(spec, call.inputs, "cuda"),
+                                        layout)
+        want = _want(_op(op_name, call.params), tensors)
+        served = 0
         for cfg in range(configs):
-            got = _run(_forced_config(op_name, case.params, tensors, cfg), tensors)
+            fresh = [None if t is None else t.clone() for t in tensors]
+            fresh = testing.layout_inputs(spec, fresh, layout)
+            try:
+                got = _run(_forced_config(op_name, call.params, fresh, cfg), fresh)
+            except launch_error:
+                continue
             torch.cuda.synchronize()
-            _check(op_name, got, want)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_every_gemm_config_matches_the_reference(dtype, tmp_path, monkeypatch):
-    # Every config (CUTLASS tile shapes, clusters, ping-pong or cooperative; the decode-shape
-    # mma.sync kernel) in all four layouts, on shapes TMA can describe (strides of 16 bytes) that
-    # still leave partial tiles in M, N and K; the last two are decode shapes (M <= 16), which
-    # the decode-shape config serves with trans_b (K not a multiple of its 32-wide chunks).
-    monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
-    op_name = "GEMMFwdOp"
-    spec = _spec(op_name)
-    configs = _kernels.num_configs(registry.get(op_name).kernel)
-    assert configs >= 5
-    for ta, tb in ((False, True), (False, False), (True, True), (True, False)):
-        for m, n, k in ((128, 256, 64), (264, 136, 200), (520, 392, 1032), (16, 200, 264),
-                        (1, 136, 1032)):
-            case = testing.Case({"M": m, "N": n, "K": k}, {"trans_a": ta, "trans_b": tb})
-            inputs, _ = testing.instantiate(spec, case, {"T": dtype})
-            tensors = testing.make_inputs(spec, inputs, "cuda")
-            want = testing.reference(op_name, [t.clone() for t in tensors], _params(op_name, case))
-            for cfg in range(configs):
-                got = _run(_forced_config(op_name, case.params, tensors, cfg), tensors)
-                torch.cuda.synchronize()
-                _check(op_name, got, want)
+            _check(spec, got, want)
+            served += 1
+        assert served >= 1, f"{op_name} {call.id()}: no config serves it"
 
 
 @pytest.mark.gpu
@@ -523,10 +460,9 @@ def test_cuda_graph_capture_and_replay(op_name, tuned, tmp_path, monkeypatch):
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
     tune.forget()
     spec = _spec(op_name)
-    case = testing.CASES[op_name][2]
-    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
-    static = testing.make_inputs(spec, inputs, "cuda", seed=1)
-    op = _op(op_name, case.params)
+    base = testing.base_call(spec)
+    static = testing.make_inputs(spec, base.inputs, "cuda", seed=1)
+    op = _op(op_name, base.params)
     if tuned:
         op.request_tune()
     side = torch.cuda.Stream()
@@ -538,27 +474,24 @@ def test_cuda_graph_capture_and_replay(op_name, tuned, tmp_path, monkeypatch):
     with torch.cuda.graph(graph):
         outs = _run(op, static)
     for seed in (2, 3):
-        new = testing.make_inputs(spec, inputs, "cuda", seed=seed)
+        new = testing.make_inputs(spec, base.inputs, "cuda", seed=seed)
         for s, n in zip(static, new):
             if s is not None:
                 s.copy_(n)
-        want = testing.reference(op_name, [None if t is None else t.clone() for t in new],
-                                 op.param_values)
+        want = _want(op, new)
         graph.replay()
         torch.cuda.synchronize()
-        _check(op_name, outs, want)
+        _check(spec, outs, want)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_torch_compile_fullgraph_on_cuda(op_name):
     spec = _spec(op_name)
-    case = testing.CASES[op_name][2]
-    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
-    tensors = testing.make_inputs(spec, inputs, "cuda")
-    op = _op(op_name, case.params)
-    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
-                             op.param_values)
+    base = testing.base_call(spec)
+    tensors = testing.make_inputs(spec, base.inputs, "cuda")
+    op = _op(op_name, base.params)
+    want = _want(op, tensors)
     mutated = [i for i, info in enumerate(spec.inputs) if info["mutated"]]
     in_place = not spec.outputs
 
@@ -571,14 +504,14 @@ def test_torch_compile_fullgraph_on_cuda(op_name):
     got = compiled(*tensors)
     got = [got] if isinstance(got, torch.Tensor) else list(got)
     torch.cuda.synchronize()
-    _check(op_name, got, want)
+    _check(spec, got, want)
 
 
 @pytest.mark.gpu
 def test_tensors_on_two_devices_are_rejected():
     if torch.cuda.device_count() < 2:
         pytest.skip("one GPU")
-    from tileops.norm import RMSNormFwdOp
+    from tileops.ops import RMSNormFwdOp
     x = torch.randn(4, 8, device="cuda:0")
     w = torch.randn(8, device="cuda:1")
     with pytest.raises(ValueError, match="weight is on cuda:1 but x is on cuda:0"):

@@ -8,17 +8,16 @@ import pytest
 import torch
 
 from tileops import _core
-from tileops import manifest, registry
+from tileops import manifest, ops
 
 
 def test_manifest_has_the_seven_ops():
     names = {o.name for o in manifest.load().ops}
     assert names == {"GEMMFwdOp", "RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp",
                      "SiluAndMulFwdOp", "RoPENeoXFwdOp", "MultiHeadAttentionFwdOp"}
-    registry.load_builtin_ops()
     for o in manifest.load().ops:
         assert o.status == "implemented"
-        assert registry.get(o.name) is not None, o.name
+        assert ops.get(o.name).__name__ == o.name
         assert o.workloads(), o.name
 
 
@@ -100,67 +99,90 @@ def test_cli_validate_rejects_broken_copy_with_locations(tmp_path):
     assert any("K: expected a non-negative integer" in l for l in lines), r.stderr
     # An implemented entry needs a registered implementation.
     unregistered = "\n".join(_core.validate_manifest(str(specs), [])["problems"])
-    assert (f"{specs}/norm.yaml:2:1: RMSNormFwdOp: status is implemented but no implementation"
-            in unregistered), unregistered
+    assert (f"{specs}/norm.yaml:2:1: RMSNormFwdOp: status is implemented but no kernel is "
+            "registered for it" in unregistered), unregistered
 
 
-def test_registry_must_match_the_spec(tmp_path):
+def test_kernel_registry_must_match_the_spec(tmp_path):
     specs = tmp_path / "specs"
     shutil.copytree(manifest.specs_dir(), specs)
     reduction = (specs / "reduction.yaml").read_text()
     (specs / "reduction.yaml").write_text(reduction.replace("status: implemented", "status: spec-only"))
-    reg = [{"name": "SoftmaxFwdOp", "inputs": ["x"], "outputs": ["out"], "params": [("dim", "-1")],
-            "kernels": ["softmax_rows"]},
-           {"name": "GeluFwdOp", "inputs": ["x"], "outputs": ["y"], "params": [], "kernels": []}]
+    reg = [{"name": "SoftmaxFwdOp", "kernels": ["softmax_rows"]},
+           {"name": "GeluFwdOp", "kernels": ["gelu"]}]
     report = _core.validate_manifest(str(specs), reg)
     problems = "\n".join(report["problems"])
-    assert "SoftmaxFwdOp: an implementation is registered but the status is spec-only" in problems
-    assert "SoftmaxFwdOp: the implementation returns (out) but the spec declares (y)" in problems
-    assert "SoftmaxFwdOp: the implementation's params (dim = -1) differ from the spec's ()" in problems
+    assert "SoftmaxFwdOp: a kernel is registered but the status is spec-only" in problems
     assert ("SoftmaxFwdOp: registered kernels (softmax_rows) differ from the spec's kernels list "
             "(softmax)") in problems
-    assert "GeluFwdOp: an implementation is registered but no spec entry declares it" in problems
+    assert "GeluFwdOp: a kernel is registered for it but no spec entry declares it" in problems
 
 
-def test_registry_is_read_from_the_classes_signatures():
-    """What the validator compares is the real call signature: forward's parameters in order,
-    __init__'s params with their defaults."""
-    registry.load_builtin_ops()
-    names = {e["name"] for e in registry.entries()}
-    assert names == {o.name for o in manifest.load().ops if o.status == "implemented"}
-    from tileops.norm import LayerNormFwdOp
+def test_op_classes_are_generated_from_the_entries():
+    """Each implemented entry's class: its name, __init__ with the spec's params and defaults,
+    forward with its inputs (trailing optional ones default to None), its kernel and outputs."""
+    import inspect
 
-    assert registry.entry(LayerNormFwdOp) == {
-        "name": "LayerNormFwdOp", "inputs": ["x", "weight", "bias"], "outputs": ["y"],
-        "params": [("eps", "1e-05")], "kernels": ["layer_norm"]}
+    assert set(ops.CLASSES) == {o.name for o in manifest.load().ops if o.status == "implemented"}
+    ln = ops.LayerNormFwdOp
+    assert str(inspect.signature(ln.__init__)) == "(self, eps=1e-05)"
+    assert str(inspect.signature(ln.forward)) == "(self, x, weight=None, bias=None)"
+    assert (ln.kernel, ln.outputs) == ("layer_norm", ("y",))
+    assert ln.__doc__.startswith("y = (x - mean) / sqrt(var + eps)")
+    assert str(inspect.signature(ops.GEMMFwdOp.__init__)) == "(self, trans_a=False, trans_b=True)"
+    assert str(inspect.signature(ops.MultiHeadAttentionFwdOp.__init__)) == (
+        "(self, is_causal=False, scale=None)")
+    assert str(inspect.signature(ops.RoPENeoXFwdOp.forward)) == (
+        "(self, positions, q, k, cos_sin_cache)")
+    import tileops
 
-    class LayerNormFwdOpDrifted(LayerNormFwdOp):  # bias before weight, another eps default
-        def __init__(self, eps: float = 1e-6):
-            super().__init__(eps=eps)
+    assert tileops.RMSNormFwdOp is ops.RMSNormFwdOp
+    with pytest.raises(TypeError, match="unexpected keyword argument 'epsilon'"):
+        ops.RMSNormFwdOp(epsilon=1e-6)
+    with pytest.raises(KeyError, match="no implemented op named 'Nope'"):
+        ops.get("Nope")
 
-        def forward(self, x, bias=None, weight=None):
-            return self._run(x, weight, bias)
 
-    drifted = registry.register(kernels=["layer_norm"])(LayerNormFwdOpDrifted)
-    try:
-        e = registry.entry(drifted)
-        e["name"] = "LayerNormFwdOp"
-        others = [x for x in registry.entries() if x["name"] not in ("LayerNormFwdOp",
-                                                                    "LayerNormFwdOpDrifted")]
-        problems = "\n".join(_core.validate_manifest(str(manifest.specs_dir()), others + [e])["problems"])
-    finally:
-        registry._REGISTRY.pop("LayerNormFwdOpDrifted")
-    assert ("LayerNormFwdOp: the implementation takes inputs (x, bias, weight) but the spec "
-            "declares (x, weight, bias)") in problems
-    assert ("LayerNormFwdOp: the implementation's params (eps = 1e-06) differ from the spec's "
-            "(eps = 1e-05)") in problems
+def test_a_new_entry_becomes_a_class_with_no_code(tmp_path):
+    """An entry with a required param after a defaulted one, an optional input in the middle and
+    only in-place writes: keyword-only params, the input required, the written inputs returned."""
+    import inspect
+
+    text = """
+AxpyFwdOp:
+  ref_api: torch.add
+  family: toy
+  status: implemented
+  kernels: [axpy]
+  reference: "y + alpha * x"
+  signature:
+    forall: {N: Dim, T: "DType[float32]"}
+    params: {alpha: {type: float, default: 1.0}, beta: {type: float}}
+    inputs:
+      x: {dtype: T, shape: "[N]", optional: true}
+      y: {dtype: T, shape: "[N]", mutated: true}
+  workloads:
+    - {N: 4, label: tiny}
+  roofline:
+    flops: "2 * N"
+"""
+    (tmp_path / "toy.yaml").write_text(text)
+    spec = manifest.load(tmp_path).find("AxpyFwdOp")
+    cls = ops.op_class(spec)
+    assert str(inspect.signature(cls.__init__)) == "(self, alpha=1.0, *, beta)"
+    assert str(inspect.signature(cls.forward)) == "(self, x, y)"
+    keyword = tmp_path / "keyword"
+    keyword.mkdir()
+    (keyword / "toy.yaml").write_text(text.replace("      x: {", "      lambda: {"))
+    with pytest.raises(manifest.SpecError, match="lambda cannot name a param or input"):
+        ops.op_class(manifest.load(keyword).find("AxpyFwdOp"))
 
 
 def test_validate_reports_kernels_missing_from_the_build():
     from tileops.cli import kernel_problems
 
-    entries = [{"name": "GEMMFwdOp", "kernels": ["gemm"]}, {"name": "SoftmaxFwdOp", "kernels": ["softmax"]}]
-    assert kernel_problems(entries, None) == []  # _tskernels not built: nothing to compare
-    assert kernel_problems(entries, {"softmax": "SoftmaxFwdOp", "gemm": "GEMMFwdOp"}) == []
-    assert kernel_problems(entries, {"softmax": "SoftmaxFwdOp"}) == [
-        "GEMMFwdOp: kernel 'gemm' is registered but not built into _tskernels (built: softmax)"]
+    reference = {"gemm": "GEMMFwdOp", "softmax": "SoftmaxFwdOp"}
+    assert kernel_problems(reference, None) == []  # _tskernels not built: nothing to compare
+    assert kernel_problems(reference, {"softmax": "SoftmaxFwdOp", "gemm": "GEMMFwdOp"}) == []
+    assert kernel_problems(reference, {"softmax": "SoftmaxFwdOp"}) == [
+        "GEMMFwdOp: kernel 'gemm' has a reference but is not built into _tskernels (built: softmax)"]

@@ -3,10 +3,9 @@
 import pytest
 import torch
 
-from tileops import KernelsNotBuilt, _kernels, manifest, registry
+from tileops import KernelsNotBuilt, _kernels, manifest
 from tileops.op import custom_op_schema, rows_of
 
-registry.load_builtin_ops()
 
 
 @pytest.mark.parametrize("make,expected", [
@@ -38,14 +37,14 @@ def test_custom_op_schemas_follow_the_specs():
 
 
 def test_non_tensor_inputs_are_a_type_error():
-    from tileops.softmax import SoftmaxFwdOp
+    from tileops.ops import SoftmaxFwdOp
 
     with pytest.raises(TypeError, match=r"SoftmaxFwdOp: x: expected a torch.Tensor or None, got list"):
         SoftmaxFwdOp()([1.0, 2.0])
 
 
 def test_a_kernel_missing_from_the_build_is_a_clear_error(monkeypatch):
-    from tileops.gemm import GEMMFwdOp
+    from tileops.ops import GEMMFwdOp
 
     monkeypatch.setattr(_kernels, "_module",
                         lambda: ImportError("No module named 'tileops._tskernels'"))
@@ -57,7 +56,7 @@ def test_a_kernel_missing_from_the_build_is_a_clear_error(monkeypatch):
 
 
 def test_params_are_the_specs_in_order_with_defaults():
-    from tileops.attention import MultiHeadAttentionFwdOp
+    from tileops.ops import MultiHeadAttentionFwdOp
 
     op = MultiHeadAttentionFwdOp()
     assert op.param_values == {"is_causal": False, "scale": None}
@@ -67,8 +66,8 @@ def test_params_are_the_specs_in_order_with_defaults():
 
 
 def test_run_into_writes_the_callers_buffers_and_refuses_what_it_cannot_write():
-    from tileops.attention import MultiHeadAttentionFwdOp
-    from tileops.norm import RMSNormFwdOp
+    from tileops.ops import MultiHeadAttentionFwdOp
+    from tileops.ops import RMSNormFwdOp
 
     norm = RMSNormFwdOp(eps=1e-6)
     x, w = torch.randn(6, 32), torch.randn(32)

@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tileops import _kernels, manifest, registry, testing
+from tileops import _kernels, manifest, ops, testing
 
-registry.load_builtin_ops()
 IMPLEMENTED = [o.name for o in manifest.load().ops if o.status == "implemented"]
 BUILT = _kernels._import("tileops._tskernels_ref")
 pytestmark = pytest.mark.skipif(isinstance(BUILT, ImportError),
@@ -20,15 +19,10 @@ def _built(op_name):
     return not isinstance(BUILT, ImportError) and op_name in BUILT.kernels().values()
 
 
-def _cases():
-    out = []
-    for name in IMPLEMENTED:
-        spec = manifest.op(name)
-        for case in testing.CASES.get(name, []):
-            for dt in testing.dtype_cases(spec):
-                out.append(pytest.param(name, case, dt,
-                                        id=f"{name}-{case.id()}-{'-'.join(dt.values())}"))
-    return out
+def _calls():
+    """Every contract call of every implemented op (tileops.testing.contract_calls)."""
+    return [pytest.param(name, call, id=f"{name}-{call.id()}")
+            for name in IMPLEMENTED for call in testing.contract_calls(manifest.op(name))]
 
 
 @pytest.fixture
@@ -43,26 +37,27 @@ def _results(op, tensors, out):
     return [out] if isinstance(out, torch.Tensor) else list(out)
 
 
-def _check(op_name, got, want):
+def _check(spec, got, want):
     for g, w in zip(got, want):
-        rtol, atol = testing.tolerance(op_name, g.dtype)
+        rtol, atol = testing.tolerance(spec, g.dtype)
         torch.testing.assert_close(g.double(), w, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("op_name,case,dtypes", _cases())
-def test_launch_path_against_the_reference(reference, op_name, case, dtypes, layout):
+@pytest.mark.parametrize("op_name,call", _calls())
+def test_launch_path_against_the_reference(reference, op_name, call, layout):
+    """The op through its kernel's fp64 CPU reference, against the spec's own reference, in
+    every layout the spec admits."""
     if not _built(op_name):
         pytest.skip(f"{op_name}'s kernel is not in this build")
     spec = manifest.op(op_name)
-    inputs, _ = testing.instantiate(spec, case, dtypes)
-    if sum(torch.Size(d[1]).numel() for d in inputs if d is not None) > 1 << 22:
+    if sum(torch.Size(d[1]).numel() for d in call.inputs if d is not None) > 1 << 22:
         pytest.skip("large case: the GPU tests cover it")
-    tensors = testing.layout_inputs(spec, testing.make_inputs(spec, inputs, "cpu"), layout)
-    op = registry.get(op_name)(**case.params)
-    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
+    tensors = testing.layout_inputs(spec, testing.make_inputs(spec, call.inputs, "cpu"), layout)
+    op = ops.get(op_name)(**call.params)
+    want = testing.reference(spec, [None if t is None else t.clone() for t in tensors],
                              op.param_values)
-    _check(op_name, _results(op, tensors, op(*tensors)), want)
+    _check(spec, _results(op, tensors, op(*tensors)), want)
 
 
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
@@ -70,11 +65,10 @@ def test_torch_compile_runs_the_op_end_to_end(reference, op_name):
     if not _built(op_name):
         pytest.skip(f"{op_name}'s kernel is not in this build")
     spec = manifest.op(op_name)
-    case = testing.CASES[op_name][2]
-    inputs, _ = testing.instantiate(spec, case, testing.dtype_cases(spec)[0])
-    tensors = testing.make_inputs(spec, inputs, "cpu")
-    op = registry.get(op_name)(**case.params)
-    want = testing.reference(op_name, [None if t is None else t.clone() for t in tensors],
+    base = testing.base_call(spec)
+    tensors = testing.make_inputs(spec, base.inputs, "cpu")
+    op = ops.get(op_name)(**base.params)
+    want = testing.reference(spec, [None if t is None else t.clone() for t in tensors],
                              op.param_values)
     mutated = [i for i, info in enumerate(spec.inputs) if info["mutated"]]
     in_place = not spec.outputs
@@ -85,12 +79,12 @@ def test_torch_compile_runs_the_op_end_to_end(reference, op_name):
 
     torch._dynamo.reset()
     got = torch.compile(call, fullgraph=True, backend="aot_eager")(*tensors)
-    _check(op_name, [got] if isinstance(got, torch.Tensor) else list(got), want)
+    _check(spec, [got] if isinstance(got, torch.Tensor) else list(got), want)
 
 
 def test_tuning_is_off_on_the_reference_backend(reference, tmp_path, monkeypatch):
     monkeypatch.setenv("TILESMITH_CACHE_DIR", str(tmp_path))
-    from tileops.softmax import SoftmaxFwdOp
+    from tileops.ops import SoftmaxFwdOp
 
     op = SoftmaxFwdOp().request_tune()
     op(torch.randn(4, 8))
@@ -98,7 +92,7 @@ def test_tuning_is_off_on_the_reference_backend(reference, tmp_path, monkeypatch
 
 
 def test_gpu_tensors_are_refused_by_the_reference_backend(reference):
-    from tileops.softmax import SoftmaxFwdOp
+    from tileops.ops import SoftmaxFwdOp
 
     with pytest.raises(ValueError, match="the reference backend takes CPU tensors"):
         SoftmaxFwdOp()(torch.empty(4, 8, device="meta"))
@@ -114,7 +108,7 @@ def _rope_inputs(s=4, hq=4, hk=2, d=8, p=16):
 
 def test_rope_refuses_aliased_and_broadcast_writes(reference):
     from tileops.manifest import BindError
-    from tileops.rope import RoPENeoXFwdOp
+    from tileops.ops import RoPENeoXFwdOp
 
     positions, q, _, cache = _rope_inputs(hq=2)
     before = q.clone()
@@ -128,7 +122,7 @@ def test_rope_refuses_aliased_and_broadcast_writes(reference):
 
 
 def test_rope_on_slices_of_one_fused_qkv_buffer(reference):
-    from tileops.rope import RoPENeoXFwdOp
+    from tileops.ops import RoPENeoXFwdOp
 
     positions, q, k, cache = _rope_inputs(hq=4, hk=2)
     qkv = torch.cat([q, k, torch.randn(4, 2, 8)], dim=1)  # [S, Hq + 2 Hk, D]

@@ -4,8 +4,8 @@ import torch
 
 import tileops
 from tileops import manifest
-from tileops.gemm import GEMMFwdOp
-from tileops.norm import RMSNormFwdOp
+from tileops.ops import GEMMFwdOp
+from tileops.ops import RMSNormFwdOp
 
 
 def test_a_memory_bound_call_reports_its_bytes_and_speed_of_light():

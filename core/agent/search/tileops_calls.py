@@ -7,13 +7,13 @@
 # never wrong for lack of coverage; the gate decides whether it is faster.
 try:
     from tileops import KernelsNotBuilt as _TsKernelsNotBuilt
-    from tileops.activation import SiluAndMulFwdOp as _TsSiluAndMul
-    from tileops.attention import MultiHeadAttentionFwdOp as _TsAttention
-    from tileops.gemm import GEMMFwdOp as _TsGEMM
     from tileops.manifest import BindError as _TsBindError
-    from tileops.norm import LayerNormFwdOp as _TsLayerNorm
-    from tileops.norm import RMSNormFwdOp as _TsRMSNorm
-    from tileops.softmax import SoftmaxFwdOp as _TsSoftmax
+    from tileops.ops import GEMMFwdOp as _TsGEMM
+    from tileops.ops import LayerNormFwdOp as _TsLayerNorm
+    from tileops.ops import MultiHeadAttentionFwdOp as _TsAttention
+    from tileops.ops import RMSNormFwdOp as _TsRMSNorm
+    from tileops.ops import SiluAndMulFwdOp as _TsSiluAndMul
+    from tileops.ops import SoftmaxFwdOp as _TsSoftmax
     _TS_TILEOPS = True
 except ImportError:  # no TileOPs here: every call runs its original
     _TS_TILEOPS = False

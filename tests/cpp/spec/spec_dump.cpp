@@ -38,6 +38,26 @@ std::string dump_spec_file(const std::filesystem::path& file) {
                        op.roofline().bytes.empty() ? "<compulsory>" : op.roofline().bytes,
                        op.roofline().compute);
     if (!op.kernels().empty()) out += fmt::format("  kernels {}\n", fmt::join(op.kernels(), ", "));
+    if (!op.reference().empty()) out += fmt::format("  reference {}\n", op.reference());
+    for (const auto& [t, v] : op.tolerance())
+      out += fmt::format("  tolerance {} {}\n", dtype_name(t), v);
+    for (const auto& t : op.inputs())
+      out +=
+          fmt::format("  input {} layout {}{}\n", t.name, t.layout, t.has_range ? " ranged" : "");
+    for (const auto& t : op.outputs())
+      out += fmt::format("  output {} layout {}\n", t.name, t.layout);
+    std::vector<WorkloadProblem> case_problems;
+    for (const auto& c : case_calls(op, case_problems)) {
+      out += fmt::format("  case {} [{}]\n", c.label, c.dtype_case);
+      for (size_t i = 0; i < c.input_shapes.size(); ++i)
+        out += fmt::format("    in  {} {} [{}]\n", op.inputs()[i].name,
+                           dtype_name(c.input_dtypes[i]), fmt::join(c.input_shapes[i], ", "));
+      if (auto ranges = input_ranges(op, c.bound))
+        for (size_t i = 0; i < ranges->size(); ++i)
+          if ((*ranges)[i])
+            out += fmt::format("    range {} [{}, {})\n", op.inputs()[i].name, (*ranges)[i]->first,
+                               (*ranges)[i]->second);
+    }
     auto calls = workload_calls(op);
     if (!calls) {
       out += "  workloads: " + calls.error().message + "\n";

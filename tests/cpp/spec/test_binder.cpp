@@ -204,7 +204,18 @@ TEST(Binder, GivenOutputsHaveTheBoundShapeTheirOwnMemoryAndNoInputs) {
   EXPECT_FALSE(with({{f32, {6, 32}, {16, 1}, true, apart}}));  // rows overlap by half
   EXPECT_EQ(error_of(with({{f32, {6, 32}, {}, true, base}})),
             "RMSNormFwdOp: output y overlaps input x");
-  EXPECT_TRUE(with({{f32, {6, 32}, {1, 6}, true, apart}}));  // strided but its own memory
+  // Outputs are contiguous unless the spec declares them strided (attention's o).
+  EXPECT_EQ(error_of(with({{f32, {6, 32}, {1, 6}, true, apart}})),
+            "RMSNormFwdOp: output y: must be contiguous (strides [1, 6] for shape [6, 32])");
+  const std::vector<T> qkv = {{bf16, {1, 2, 8, 64}, {}, true, base},
+                              {bf16, {1, 2, 8, 64}, {}, true, base + 4096},
+                              {bf16, {1, 2, 8, 64}, {}, true, base + 8192}};
+  std::vector<TensorArg> args;
+  for (const auto& t : qkv) args.push_back({t.dtype, t.shape, t.strides, t.present, t.address});
+  const std::vector<int64_t> o_shape = {1, 2, 8, 64}, sbhd = {1024, 64, 128, 1};
+  const std::vector<TensorArg> o = {{bf16, o_shape, sbhd, true, apart}};  // SDPA's [B, S, H, D]
+  const std::vector<ParamValue> ps = {false, NoneValue{}};
+  EXPECT_TRUE(bind_call(op("MultiHeadAttentionFwdOp"), args, ps, std::span<const TensorArg>(o)));
 }
 
 TEST(Binder, OptionalParamsAndGroupedHeads) {

@@ -87,6 +87,14 @@ struct RooflineCounts {
 };
 Expected<RooflineCounts> roofline_counts(const OpSpec& op, const BoundCall& call);
 
+/// The default of param `index`, nullopt when the param is required.
+std::optional<ParamValue> param_default(const OpSpec& op, size_t index);
+
+/// Per input, the [low, high) its values lie in where the spec declares a `range` (integer
+/// inputs that index: positions, token ids), evaluated for a bound call; nullopt elsewhere.
+Expected<std::vector<std::optional<std::pair<int64_t, int64_t>>>> input_ranges(
+    const OpSpec& op, const BoundCall& call);
+
 /// The concrete calls an op's workloads describe: one per workload row and dtype case.
 struct WorkloadCall {
   std::string label;                               // the row's label
@@ -106,6 +114,9 @@ struct WorkloadProblem {
 };
 /// Every row and dtype case that binds; each one that does not is in `problems` instead.
 std::vector<WorkloadCall> workload_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems);
+/// The same for the entry's contract `cases` (a row without dtype cases runs every dtype of the
+/// first DType variable).
+std::vector<WorkloadCall> case_calls(const OpSpec& op, std::vector<WorkloadProblem>& problems);
 
 /// A call described by variable values instead of tensors, for generated contract tests and
 /// tools: every Dim and Dims the inputs' shapes use, one dtype per DType variable, params by name

@@ -29,6 +29,10 @@ std::string_view dtype_name(DType t) noexcept;
 std::optional<DType> parse_dtype(std::string_view name) noexcept;
 /// Bytes per element: 2 for float16.
 int dtype_size(DType t) noexcept;
+/// int8 to int64 and uint8: the dtypes whose values can index.
+constexpr bool is_integer(DType t) noexcept {
+  return t >= DType::int8 && t <= DType::uint8;
+}
 
 /// A set of dtypes, as declared by `DType[float16 | bfloat16]`.
 class DTypeSet {

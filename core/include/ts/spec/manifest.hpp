@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ts/error.hpp"
@@ -54,7 +55,8 @@ struct TensorInfo {
   std::string shape;  // canonical shape expression, e.g. "Mat[trans_a, M, K]"
   bool optional = false;
   bool mutated = false;
-  std::string layout;  // "any", "contiguous" or "rows" (last dim contiguous)
+  std::string layout;      // "any", "contiguous", "rows" or "strided" (last dim contiguous)
+  bool has_range = false;  // values in a declared [low, high) (see input_ranges)
 };
 
 struct ConstraintInfo {
@@ -87,6 +89,11 @@ class OpSpec {
   const std::vector<ConstraintInfo>& constraints() const;
   const RooflineInfo& roofline() const;
   const std::vector<std::string>& kernels() const;
+  const std::string& doc() const;
+  /// The entry's `reference:` (a Python expression or module:function), empty when it has none.
+  const std::string& reference() const;
+  /// The entry's `tolerance:` (rtol = atol of an output against the fp64 reference) by dtype.
+  const std::vector<std::pair<DType, double>>& tolerance() const;
 
   int param_index(std::string_view name) const;  // -1 when absent
   int input_index(std::string_view name) const;

@@ -11,12 +11,10 @@
 
 namespace ts::spec {
 
-/// What an implementation registers about itself, to be compared with its spec entry.
+/// The kernels registered for one op (TS_REGISTER_KERNEL), to be compared with its entry's
+/// `kernels:` list. The op classes themselves are generated from the entries.
 struct RegisteredOp {
   std::string name;
-  std::vector<std::string> inputs;                          // in call order
-  std::vector<std::string> outputs;                         // in return order
-  std::vector<std::pair<std::string, std::string>> params;  // name, canonical default ("" = none)
   std::vector<std::string> kernels;
 };
 
@@ -27,9 +25,9 @@ struct ValidationReport {
   bool ok() const { return problems.empty(); }
 };
 
-/// Every entry parses, its types close, every workload binds, every roofline evaluates on
-/// `hw`, and the registry agrees with the entries: an implemented op needs a registered
-/// implementation that matches its signature; a registered op needs an implemented entry.
+/// Every entry parses, its types close, every workload and contract case binds, every roofline
+/// evaluates on `hw`, and the kernel registry agrees with the entries: an implemented op needs
+/// its kernels registered; a registered kernel needs an implemented entry that lists it.
 ValidationReport validate_manifest(const std::filesystem::path& specs,
                                    const std::vector<RegisteredOp>& registry,
                                    const perf::HardwareProfile& hw);
