@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "activation/silu_and_mul.hpp"
+#include "activation/gated_mul.hpp"
 #include "gpu_common.hpp"
 #include "norm/layer_norm.hpp"
 #include "norm/rms_norm.hpp"
@@ -229,10 +229,10 @@ void bench_row_ops(Bench& bench, bool sweep) {
     bench.add(
         "silu_and_mul", shape2(w.m, 2 * w.n), w.dtype, -1, 3.0 * w.m * w.n * es,
         [&](int c) {
-          return kernels::silu_and_mul_launch(
-              {x.get(), y.get(), w.m, w.n, 2 * w.n, w.n, w.dtype, c}, nullptr);
+          return kernels::gated_mul_launch({x.get(), y.get(), w.m, w.n, 2 * w.n, w.n, w.dtype, c},
+                                           nullptr);
         },
-        kernels::silu_and_mul_num_configs(), sweep);
+        kernels::gated_mul_num_configs(), sweep);
   }
 }
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "activation/silu_and_mul.hpp"
+#include "activation/gated_mul.hpp"
 #include "gpu_common.hpp"
 #include "norm/layer_norm.hpp"
 #include "norm/rms_norm.hpp"
@@ -137,7 +137,7 @@ int row_op_num_configs(RowOp op) {
     case RowOp::softmax:
       return kernels::softmax_num_configs();
     case RowOp::silu_and_mul:
-      return kernels::silu_and_mul_num_configs();
+      return kernels::gated_mul_num_configs();
   }
   return 0;
 }
@@ -237,18 +237,18 @@ void run_row_case(RowOp op, DType dtype, std::int64_t m, std::int64_t n, std::in
       break;
     }
     case RowOp::silu_and_mul: {
-      kernels::SiluAndMulArgs a{x.get(), y_dev, m, n, xs, ys, dtype, config};
-      err = kernels::silu_and_mul_launch(a, nullptr);
+      kernels::GatedMulArgs a{x.get(), y_dev, m, n, xs, ys, dtype, config};
+      err = kernels::gated_mul_launch(a, nullptr);
       parallel_for(m, [&](std::int64_t r0, std::int64_t r1) {
-        kernels::SiluAndMulArgs h{row_ptr(x_host.data(), r0, xs, es),
-                                  const_cast<std::uint8_t*>(row_ptr(ref.data(), r0, ys, es)),
-                                  r1 - r0,
-                                  n,
-                                  xs,
-                                  ys,
-                                  dtype,
-                                  -1};
-        kernels::silu_and_mul_reference(h);
+        kernels::GatedMulArgs h{row_ptr(x_host.data(), r0, xs, es),
+                                const_cast<std::uint8_t*>(row_ptr(ref.data(), r0, ys, es)),
+                                r1 - r0,
+                                n,
+                                xs,
+                                ys,
+                                dtype,
+                                -1};
+        kernels::gated_mul_reference(h);
       });
       break;
     }

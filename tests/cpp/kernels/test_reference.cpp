@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "activation/silu_and_mul.hpp"
+#include "activation/gated_mul.hpp"
 #include "common/host_convert.hpp"
 #include "norm/layer_norm.hpp"
 #include "norm/rms_norm.hpp"
@@ -123,7 +123,7 @@ TEST_P(PerDtype, SiluAndMulKnownValues) {
   // Row: gate [0, 2, -2], up [5, 1, 3]; silu(0) = 0, silu(2) = 2 / (1 + e^-2).
   auto x = make(dt, {0, 2, -2, 5, 1, 3, 9});  // one pad element (row stride 7)
   auto y = make(dt, {42, 42, 42});
-  silu_and_mul_reference({x.data(), y.data(), 1, 3, 7, 3, dt, -1});
+  gated_mul_reference({x.data(), y.data(), 1, 3, 7, 3, dt, -1, GatedActivation::silu});
   EXPECT_EQ(at(y, dt, 0), 0.0);
   EXPECT_NEAR(at(y, dt, 1), 2 / (1 + std::exp(-2.0)), tol(dt) * 2);
   EXPECT_NEAR(at(y, dt, 2), -2 / (1 + std::exp(2.0)) * 3, tol(dt));

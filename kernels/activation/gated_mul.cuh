@@ -1,4 +1,4 @@
-// SiluAndMul kernels: a pure stream (read 2 vectors, write 1). CTA (bx, by) covers the column
+// Gated-multiply kernels: a pure stream (read 2 vectors, write 1). CTA (bx, by) covers the column
 // chunk bx of kThreads * kVecsPerThread vectors, for rows by, by + gridDim.y, ...; each thread
 // issues all kVecsPerThread pairs of loads before its first store. kVec == 1 is the fallback
 // for unaligned pointers/strides or cols not a multiple of the vector width (the up half of
@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "activation/gated_mul.hpp"
 #include "common/fast_math.cuh"
 #include "common/vec.cuh"
 
@@ -14,13 +15,18 @@ namespace ts::kernels {
 namespace {
 
 template <class T>
-struct SiluAndMulParams {
+struct GatedMulParams {
   const T* x;
   T* y;
   std::int64_t rows, cols, x_row_stride, y_row_stride;
 };
 
-__device__ __forceinline__ float silu_times(float gate, float up) {
+// act(gate) * up in fp32, one function per GatedActivation.
+template <GatedActivation kAct>
+__device__ __forceinline__ float gated_times(float gate, float up);
+
+template <>
+__device__ __forceinline__ float gated_times<GatedActivation::silu>(float gate, float up) {
   // silu(g) = g / (1 + e^-g) = g / (1 + 2^(-g log2 e)): one MUFU.EX2 and an approximate
   // division (reciprocal and multiply, 2 ulp) where the IEEE one takes about ten instructions; at
   // bf16 16384 x 14336 the exact pair cost about as long as the HBM traffic. For g < -87 the
@@ -28,18 +34,18 @@ __device__ __forceinline__ float silu_times(float gate, float up) {
   return __fdividef(gate, 1.f + exp2_ftz(-gate * 1.4426950408889634f)) * up;
 }
 
-template <class T, int kVec>
-__device__ __forceinline__ Vec<T, kVec> silu_times(const Vec<T, kVec>& gate,
-                                                   const Vec<T, kVec>& up) {
+template <GatedActivation kAct, class T, int kVec>
+__device__ __forceinline__ Vec<T, kVec> gated_times(const Vec<T, kVec>& gate,
+                                                    const Vec<T, kVec>& up) {
   Vec<T, kVec> out;
 #pragma unroll
   for (int e = 0; e < kVec; ++e)
-    out.v[e] = from_float<T>(silu_times(to_float(gate.v[e]), to_float(up.v[e])));
+    out.v[e] = from_float<T>(gated_times<kAct>(to_float(gate.v[e]), to_float(up.v[e])));
   return out;
 }
 
-template <class T, int kVec, int kThreads, int kVecsPerThread>
-__global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const SiluAndMulParams<T> p) {
+template <GatedActivation kAct, class T, int kVec, int kThreads, int kVecsPerThread>
+__global__ void __launch_bounds__(kThreads) gated_mul_kernel(const GatedMulParams<T> p) {
   const std::int64_t nvec = p.cols / kVec;  // exact: kVec divides cols (launcher checks)
   const std::int64_t first =
       static_cast<std::int64_t>(blockIdx.x) * kThreads * kVecsPerThread + threadIdx.x;
@@ -59,7 +65,7 @@ __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const SiluAndMul
 #pragma unroll
     for (int i = 0; i < kVecsPerThread; ++i) {
       const std::int64_t j = first + i * kThreads;
-      if (j < nvec) store_vec<T, kVec>(y + j * kVec, silu_times(g[i], u[i]));
+      if (j < nvec) store_vec<T, kVec>(y + j * kVec, gated_times<kAct>(g[i], u[i]));
     }
   }
 }
@@ -68,8 +74,8 @@ __global__ void __launch_bounds__(kThreads) silu_and_mul_kernel(const SiluAndMul
 // covers output vectors [b, b + 1) * kThreads * kVecsPerThread of rows * nvec, across row ends,
 // so no CTA is left with a partial column chunk. Output vector f is (row f / nvec, column f %
 // nvec); the launcher takes this kernel only when rows * nvec < 2^31 (32-bit division).
-template <class T, int kVec, int kThreads, int kVecsPerThread>
-__global__ void __launch_bounds__(kThreads) silu_and_mul_flat_kernel(const SiluAndMulParams<T> p) {
+template <GatedActivation kAct, class T, int kVec, int kThreads, int kVecsPerThread>
+__global__ void __launch_bounds__(kThreads) gated_mul_flat_kernel(const GatedMulParams<T> p) {
   const auto nvec = static_cast<std::uint32_t>(p.cols / kVec);
   const auto total = static_cast<std::uint32_t>(p.rows) * nvec;
   const std::uint32_t first = blockIdx.x * (kThreads * kVecsPerThread) + threadIdx.x;
@@ -88,7 +94,7 @@ __global__ void __launch_bounds__(kThreads) silu_and_mul_flat_kernel(const SiluA
   }
 #pragma unroll
   for (int i = 0; i < kVecsPerThread; ++i)
-    if (first + i * kThreads < total) store_vec<T, kVec>(y[i], silu_times(g[i], u[i]));
+    if (first + i * kThreads < total) store_vec<T, kVec>(y[i], gated_times<kAct>(g[i], u[i]));
 }
 
 }  // namespace
