@@ -8,7 +8,7 @@ import sys
 import torch
 
 from tileops.ops import RoPENeoXFwdOp
-from tileops import testing
+from tileops.references import rope_neox
 
 S, HQ, HK, D, P, R = 8192, 32, 8, 128, 8192, 128
 BYTES = 2 * S * (HQ + HK) * D * 2 + S * 8 + S * R * 4
@@ -44,7 +44,9 @@ def line(name, t, nbytes=BYTES):
 
 def main():
     op = RoPENeoXFwdOp()
-    cache = testing._rope_cache((P, R), "cuda")
+    inv_freq = 1.0 / (10000.0 ** (torch.arange(0, R, 2, dtype=torch.float64, device="cuda") / R))
+    angles = torch.arange(P, dtype=torch.float64, device="cuda")[:, None] * inv_freq[None, :]
+    cache = torch.cat([angles.cos(), angles.sin()], dim=-1).float()
     pos_rand = torch.randint(0, P, (S,), device="cuda")
     pos_perm = (torch.arange(S, device="cuda") * 7919) % P
     q = torch.randn(S, HQ, D, device="cuda").bfloat16()
@@ -59,8 +61,8 @@ def main():
 
     # Every config against the reference, on the row's shape and on an interleaved q/k view.
     for qq, kk, label in ((q, k, "separate"), (qi, ki, "interleaved")):
-        want = [t.clone() for t in testing.ref_rope_neox(pos_rand.cpu(), qq.cpu().float(),
-                                                         kk.cpu().float(), cache.cpu())]
+        want = [t.float() for t in rope_neox(pos_rand.cpu(), qq.cpu().double(),
+                                             kk.cpu().double(), cache.cpu())]
         for config in range(-1, 5):
             a, b = qq.clone(), kk.clone()
             op._launch(None, (pos_rand, a, b, cache), [], config, stream)
