@@ -11,13 +11,13 @@ from tileops import _core
 from tileops import manifest, ops
 
 
-def test_manifest_has_the_seven_ops():
+def test_manifest_has_the_first_ops_and_a_class_for_each_implemented_one():
     names = {o.name for o in manifest.load().ops}
-    assert names == {"GEMMFwdOp", "RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp",
+    assert names >= {"GEMMFwdOp", "RMSNormFwdOp", "LayerNormFwdOp", "SoftmaxFwdOp",
                      "SiluAndMulFwdOp", "RoPENeoXFwdOp", "MultiHeadAttentionFwdOp"}
     for o in manifest.load().ops:
-        assert o.status == "implemented"
-        assert ops.get(o.name).__name__ == o.name
+        if o.status == "implemented":
+            assert ops.get(o.name).__name__ == o.name
         assert o.workloads(), o.name
 
 

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/host_convert.hpp"
 #include "common/kernel_call.hpp"
+#include "ts/spec/manifest.hpp"
 
 namespace tk = ts::kernels;
 
@@ -38,14 +40,21 @@ tk::ParamArg real(double f) {
 }  // namespace
 
 TEST(KernelCall, EveryReferenceKernelIsRegisteredOnceUnderItsOp) {
-  std::set<std::string> names;
+  std::set<std::pair<std::string, std::string>> registered;  // (kernel, op)
   for (const auto& e : tk::kernel_registry()) {
     if (e.backend != tk::Backend::reference) continue;
-    EXPECT_TRUE(names.insert(e.name).second) << e.name;
+    EXPECT_TRUE(registered.emplace(e.name, e.op).second) << e.name;
     EXPECT_EQ(e.num_configs(), 1) << e.name;
   }
-  EXPECT_EQ(names, (std::set<std::string>{"attention", "gemm", "layer_norm", "rms_norm",
-                                          "rope_neox", "silu_and_mul", "softmax"}));
+  // Exactly the kernels the manifest's implemented entries name, each under its entry.
+  auto manifest = ts::spec::load_manifest(ts::spec::default_manifest_dir());
+  ASSERT_TRUE(manifest) << manifest.error().message;
+  std::set<std::pair<std::string, std::string>> named;
+  for (const auto& op : manifest->ops())
+    if (op.status() == ts::spec::OpStatus::implemented)
+      for (const auto& k : op.kernels()) named.emplace(k, op.name());
+  EXPECT_EQ(registered, named);
+  EXPECT_TRUE(registered.contains({"silu_and_mul", "SiluAndMulFwdOp"}));
   ASSERT_NE(tk::find_kernel(tk::Backend::reference, "rms_norm"), nullptr);
   EXPECT_STREQ(tk::find_kernel(tk::Backend::reference, "rms_norm")->op, "RMSNormFwdOp");
   EXPECT_EQ(tk::find_kernel(tk::Backend::reference, "nope"), nullptr);
