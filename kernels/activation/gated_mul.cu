@@ -85,6 +85,8 @@ cudaError_t dispatch_activation(GatedActivation act, Fn&& fn) {
   switch (act) {
     case A::silu:
       return fn(std::integral_constant<A, A::silu>{});
+    case A::gelu_tanh:
+      return fn(std::integral_constant<A, A::gelu_tanh>{});
   }
   return cudaErrorInvalidValue;
 }
@@ -131,6 +133,10 @@ cudaError_t gated_mul_launch(const GatedMulArgs& a, cudaStream_t stream) {
 
 TS_REGISTER_KERNEL(cuda, silu_and_mul, "SiluAndMulFwdOp",
                    (run_launch<gated_mul_args<GatedActivation::silu>, gated_mul_launch>),
+                   gated_mul_num_configs);
+
+TS_REGISTER_KERNEL(cuda, gelu_tanh_and_mul, "GeluTanhAndMulFwdOp",
+                   (run_launch<gated_mul_args<GatedActivation::gelu_tanh>, gated_mul_launch>),
                    gated_mul_num_configs);
 
 }  // namespace ts::kernels

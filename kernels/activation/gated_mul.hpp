@@ -1,5 +1,7 @@
 // Gated multiplies (the GLU family):  y[r, c] = act(x[r, c]) * x[r, cols + c]
-//   silu:  act(v) = v / (1 + e^-v)                      SwiGLU's gate (SiluAndMulFwdOp)
+//   silu:       act(v) = v / (1 + e^-v)                     SwiGLU's gate (SiluAndMulFwdOp)
+//   gelu_tanh:  act(v) = v / (1 + e^(-2 u)),                GeGLU's gate (GeluTanhAndMulFwdOp)
+//               u = sqrt(2 / pi) (v + 0.044715 v^3)         (= 0.5 v (1 + tanh(u)))
 //
 // x [rows, 2 * cols] (gate half then up half), y [rows, cols]; row strides in elements; fp32
 // math; one dtype for x and y. Plain C++ header: safe to include without nvcc.
@@ -14,7 +16,7 @@
 
 namespace ts::kernels {
 
-enum class GatedActivation : int { silu };
+enum class GatedActivation : int { silu, gelu_tanh };
 
 struct GatedMulArgs {
   const void* x = nullptr;  // [rows, 2 * cols], row stride x_row_stride (>= 2 * cols)

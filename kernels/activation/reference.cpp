@@ -1,6 +1,7 @@
 // fp64 CPU reference of the gated multiplies over host pointers (the same Args as the launcher).
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 
 #include "activation/gated_mul.hpp"
 #include "common/host_convert.hpp"
@@ -13,6 +14,9 @@ double activate(GatedActivation act, double g) {
   switch (act) {
     case GatedActivation::silu:
       return g / (1.0 + std::exp(-g));
+    case GatedActivation::gelu_tanh:
+      return 0.5 * g *
+             (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (g + 0.044715 * g * g * g)));
   }
   return g;
 }
@@ -32,6 +36,10 @@ void gated_mul_reference(const GatedMulArgs& a) {
 
 TS_REGISTER_KERNEL(reference, silu_and_mul, "SiluAndMulFwdOp",
                    (run_reference<gated_mul_args<GatedActivation::silu>, gated_mul_reference>),
+                   one_config);
+
+TS_REGISTER_KERNEL(reference, gelu_tanh_and_mul, "GeluTanhAndMulFwdOp",
+                   (run_reference<gated_mul_args<GatedActivation::gelu_tanh>, gated_mul_reference>),
                    one_config);
 
 }  // namespace ts::kernels
