@@ -202,6 +202,16 @@ nb::list calls_list(const OpSpec& o, std::vector<WorkloadCall>& calls) {
   return out;
 }
 
+// An entry's workload or case calls; SpecError with the first row that does not bind.
+nb::list spec_calls(const OpSpec& o,
+                    std::vector<WorkloadCall> (*calls_of)(const OpSpec&,
+                                                          std::vector<WorkloadProblem>&)) {
+  std::vector<WorkloadProblem> problems;
+  auto calls = calls_of(o, problems);
+  if (!problems.empty()) raise(spec_error, problems.front().message);
+  return calls_list(o, calls);
+}
+
 Manifest load_or_raise(const std::string& path) {
   auto m = load_manifest(path);
   if (!m)
@@ -385,23 +395,11 @@ void bind_spec(nb::module_& m) {
           "Dim names to ints, Dims names to int lists, DType variables to dtype names; raises "
           "BindError with the binder's message when the values violate the signature.")
       .def(
-          "workloads",
-          [](const OpSpec& o) {
-            std::vector<WorkloadProblem> problems;
-            auto calls = workload_calls(o, problems);
-            if (!problems.empty()) raise(spec_error, problems.front().message);
-            return calls_list(o, calls);
-          },
+          "workloads", [](const OpSpec& o) { return spec_calls(o, workload_calls); },
           "The workload rows' calls: dicts of label, dtype_case, inputs ((dtype, shape) or None), "
           "params and bound")
       .def(
-          "cases",
-          [](const OpSpec& o) {
-            std::vector<WorkloadProblem> problems;
-            auto calls = case_calls(o, problems);
-            if (!problems.empty()) raise(spec_error, problems.front().message);
-            return calls_list(o, calls);
-          },
+          "cases", [](const OpSpec& o) { return spec_calls(o, case_calls); },
           "The contract `cases:` rows' calls, in the form of workloads()")
       .def(
           "input_ranges",

@@ -170,6 +170,16 @@ void run_row_case(RowOp op, DType dtype, std::int64_t m, std::int64_t n, std::in
   };
   const std::string name =
       shape_name(row_op_name(op), dtype, m, n, xs, ys, config, in_place ? " in_place" : "");
+  // Row kernels whose Args are (x, y, rows, cols, x stride, y stride, dtype, config).
+  auto plain_rows = [&](auto args_tag, auto launch, auto reference) {
+    using Args = decltype(args_tag);
+    err = launch(Args{x.get(), y_dev, m, n, xs, ys, dtype, config}, nullptr);
+    parallel_for(m, [&](std::int64_t r0, std::int64_t r1) {
+      reference(Args{row_ptr(x_host.data(), r0, xs, es),
+                     const_cast<std::uint8_t*>(row_ptr(ref.data(), r0, ys, es)), r1 - r0, n, xs, ys,
+                     dtype, -1});
+    });
+  };
   switch (op) {
     case RowOp::rms_norm: {
       kernels::RmsNormArgs a{x.get(), y_dev, w.get(), m, n, xs, ys, 1e-6f, dtype, config};
@@ -220,38 +230,12 @@ void run_row_case(RowOp op, DType dtype, std::int64_t m, std::int64_t n, std::in
       });
       break;
     }
-    case RowOp::softmax: {
-      kernels::SoftmaxArgs a{x.get(), y_dev, m, n, xs, ys, dtype, config};
-      err = kernels::softmax_launch(a, nullptr);
-      parallel_for(m, [&](std::int64_t r0, std::int64_t r1) {
-        kernels::SoftmaxArgs h{row_ptr(x_host.data(), r0, xs, es),
-                               const_cast<std::uint8_t*>(row_ptr(ref.data(), r0, ys, es)),
-                               r1 - r0,
-                               n,
-                               xs,
-                               ys,
-                               dtype,
-                               -1};
-        kernels::softmax_reference(h);
-      });
+    case RowOp::softmax:
+      plain_rows(kernels::SoftmaxArgs{}, kernels::softmax_launch, kernels::softmax_reference);
       break;
-    }
-    case RowOp::silu_and_mul: {
-      kernels::GatedMulArgs a{x.get(), y_dev, m, n, xs, ys, dtype, config};
-      err = kernels::gated_mul_launch(a, nullptr);
-      parallel_for(m, [&](std::int64_t r0, std::int64_t r1) {
-        kernels::GatedMulArgs h{row_ptr(x_host.data(), r0, xs, es),
-                                const_cast<std::uint8_t*>(row_ptr(ref.data(), r0, ys, es)),
-                                r1 - r0,
-                                n,
-                                xs,
-                                ys,
-                                dtype,
-                                -1};
-        kernels::gated_mul_reference(h);
-      });
+    case RowOp::silu_and_mul:
+      plain_rows(kernels::GatedMulArgs{}, kernels::gated_mul_launch, kernels::gated_mul_reference);
       break;
-    }
   }
   // An explicit config may not serve this shape (softmax's cluster configs hold rows up to a
   // size): the launcher says so with cudaErrorInvalidValue, as the autotuner expects.
