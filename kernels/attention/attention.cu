@@ -72,7 +72,6 @@ bool valid(const AttentionArgs& a) {
   if (a.D != 64 && a.D != 128 && a.D != 256) return false;
   if (a.B < 0 || a.Hq < 0 || a.Hkv < 1 || a.Sq < 0 || a.Skv < 0) return false;
   if (a.Hq % a.Hkv != 0) return false;
-  if (a.Sq > 0 && a.Skv == 0 && a.B > 0 && a.Hq > 0) return false;
   if (a.B > 65535 || a.Hq > 65535 || a.Sq > kMaxInt || a.Skv > kMaxInt) return false;
   if (!(a.scale >= 0.f) || !std::isfinite(a.scale)) return false;
   if (a.config < -1 || a.config >= kNumAttnConfigs) return false;
@@ -88,6 +87,25 @@ bool tensor_core_path(const AttentionArgs& a) {
     if (a.q_strides[i] % 8 || a.k_strides[i] % 8 || a.v_strides[i] % 8 || a.o_strides[i] % 8)
       return false;
   return true;
+}
+
+// o = 0 where there are no keys (Skv == 0), as SDPA returns: a grid-stride loop over the
+// elements of o's [B, Hq, Sq, D] view (its strides; f16 and bf16 zero are the same bits).
+__global__ void zero_output(std::uint16_t* o, std::int64_t hq, std::int64_t sq, std::int64_t d,
+                            std::int64_t sb, std::int64_t sh, std::int64_t ss, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t e = i % d, row = i / d, s = row % sq, h = row / sq % hq, b = row / sq / hq;
+    o[b * sb + h * sh + s * ss + e] = 0;
+  }
+}
+
+cudaError_t launch_zero_output(const AttentionArgs& a, cudaStream_t stream) {
+  const std::int64_t n = a.B * a.Hq * a.Sq * a.D;
+  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 4096));
+  zero_output<<<blocks, 256, 0, stream>>>(static_cast<std::uint16_t*>(a.o), a.Hq, a.Sq, a.D,
+                                          a.o_strides[0], a.o_strides[1], a.o_strides[2], n);
+  return cudaGetLastError();
 }
 
 enum class Variant { plain, overlap };
@@ -309,7 +327,8 @@ bool attention_uses_tensor_cores(const AttentionArgs& a) {
 cudaError_t attention_launch(const AttentionArgs& a, cudaStream_t stream) {
   if (!valid(a)) return cudaErrorInvalidValue;
   if (a.B == 0 || a.Hq == 0 || a.Sq == 0) return cudaSuccess;
-  if (!a.q || !a.k || !a.v || !a.o) return cudaErrorInvalidValue;
+  if (!a.o || (a.Skv > 0 && (!a.q || !a.k || !a.v))) return cudaErrorInvalidValue;
+  if (a.Skv == 0) return launch_zero_output(a, stream);
   const float scale = a.scale > 0.f ? a.scale : 1.f / std::sqrt(static_cast<float>(a.D));
   if (tensor_core_path(a)) {
     const bool tma = kv_tma_strides(a.k_strides, a) && kv_tma_strides(a.v_strides, a);

@@ -39,8 +39,8 @@ struct AttentionArgs {
 };
 
 /// Enqueues the kernel on `stream`. cudaErrorInvalidValue for malformed args (unsupported D or
-/// dtype, Hq not a multiple of Hkv, Skv == 0 with Sq > 0, last stride != 1, negative scale);
-/// never throws, never allocates. B, Hq or Sq == 0 is a no-op.
+/// dtype, Hq not a multiple of Hkv, last stride != 1, negative scale); never throws, never
+/// allocates. B, Hq or Sq == 0 is a no-op; Skv == 0 writes o = 0 (no keys), as SDPA does.
 cudaError_t attention_launch(const AttentionArgs& args, cudaStream_t stream);
 
 /// Number of tile configurations (valid values of AttentionArgs::config).
