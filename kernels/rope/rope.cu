@@ -76,7 +76,9 @@ cudaError_t rope_launch(const RopeArgs& a, cudaStream_t stream) {
   if (a.config < -1 || a.config >= kNumRopeConfigs) return cudaErrorInvalidValue;
   if (a.tokens == 0) return cudaSuccess;
   if (a.tokens > (std::int64_t{1} << 31) - 1) return cudaErrorInvalidValue;
-  if (!a.q || !a.q_out || !a.positions || !a.cos || !a.sin) return cudaErrorInvalidValue;
+  if (!a.positions || (a.q_heads > 0 && (!a.q || !a.q_out))) return cudaErrorInvalidValue;
+  // An empty cache (no position in range: every token left as it is) may have no memory.
+  if (a.max_position > 0 && (!a.cos || !a.sin)) return cudaErrorInvalidValue;
   if (a.k && !a.k_out) return cudaErrorInvalidValue;
 
   const int vec = vec_width(a.dtype);
