@@ -1,10 +1,9 @@
-// tilesmith._core.paired_stats / judge / check_wall_clock / compare_wall_clock (ts::perf
-// statistics).
+// tilesmith._core.judge / check_wall_clock / compare_wall_clock (ts::perf statistics); the
+// PairedStats they read comes from bind_paired_stats.cpp, bound before this.
 //   s = tilesmith._core.paired_stats(base_ms, cand_ms)        # ValueError on bad samples
 //   v = tilesmith._core.judge(s, min_improvement=0.02)        # v.accept, v.reason, v.detail
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
 #include "raise_error.hpp"
@@ -15,24 +14,6 @@ namespace nb = nanobind;
 namespace ts::python {
 
 void bind_stats(nb::module_& m) {
-  using perf::PairedStats;
-  nb::class_<PairedStats>(m, "PairedStats")
-      .def_ro("n", &PairedStats::n)
-      .def_ro("ratio", &PairedStats::ratio)
-      .def_ro("ratio_lower", &PairedStats::ratio_lower)
-      .def_ro("ratio_upper", &PairedStats::ratio_upper)
-      .def_ro("confidence", &PairedStats::confidence)
-      .def_ro("ci_achieved", &PairedStats::ci_achieved)
-      .def_ro("improvement", &PairedStats::improvement)
-      .def_ro("improvement_lower", &PairedStats::improvement_lower)
-      .def_ro("ci_half_width_log", &PairedStats::ci_half_width_log)
-      .def_ro("ratio_p10", &PairedStats::ratio_p10)
-      .def_ro("ratio_p90", &PairedStats::ratio_p90)
-      .def_ro("log_ratio_mad", &PairedStats::log_ratio_mad)
-      .def_ro("outliers", &PairedStats::outliers)
-      .def_ro("baseline_median_ms", &PairedStats::baseline_median_ms)
-      .def_ro("candidate_median_ms", &PairedStats::candidate_median_ms);
-
   nb::class_<perf::Verdict>(m, "Verdict")
       .def_ro("accept", &perf::Verdict::accept)
       .def_prop_ro("reason",
@@ -45,20 +26,8 @@ void bind_stats(nb::module_& m) {
       .def_ro("detail", &perf::WallClockCheck::detail);
 
   m.def(
-      "paired_stats",
-      [](const std::vector<double>& baseline_ms, const std::vector<double>& candidate_ms,
-         double confidence, double outlier_mad_k) {
-        return value_or_raise(
-            perf::paired_stats(baseline_ms, candidate_ms,
-                               {.confidence = confidence, .outlier_mad_k = outlier_mad_k}),
-            PyExc_ValueError);
-      },
-      nb::arg("baseline_ms"), nb::arg("candidate_ms"), nb::kw_only(), nb::arg("confidence") = 0.95,
-      nb::arg("outlier_mad_k") = 5.0);
-
-  m.def(
       "judge",
-      [](const PairedStats& s, double min_improvement, double max_ci_half_width,
+      [](const perf::PairedStats& s, double min_improvement, double max_ci_half_width,
          std::size_t min_samples) {
         return perf::judge(s, {.min_improvement = min_improvement,
                                .max_ci_half_width = max_ci_half_width,

@@ -7,6 +7,7 @@ namespace ts::python {
 void bind_error(nanobind::module_& m);
 void bind_spec(nanobind::module_& m);
 void bind_proc(nanobind::module_& m);
+void bind_paired_stats(nanobind::module_& m);  // in both modules
 void bind_stats(nanobind::module_& m);
 void bind_store(nanobind::module_& m);
 void bind_gate(nanobind::module_& m);

@@ -10,6 +10,7 @@ NB_MODULE(_core, m) {
   m.attr("__version__") = TS_VERSION;
   ts::python::bind_error(m);
   ts::python::bind_proc(m);
+  ts::python::bind_paired_stats(m);
   ts::python::bind_stats(m);
   ts::python::bind_store(m);
   ts::python::bind_gate(m);

@@ -12,10 +12,12 @@ A problem is one Python file in the KernelBench format: `class Model(nn.Module)`
 Each problem runs in its own child process with a deadline, so a crash, hang or CUDA fault
 costs only that problem. Per problem and column (eager, Inductor default, Tilesmith with the
 built-in search agent, and max-autotune-no-cudagraphs and reduce-overhead as references) the
-child compiles, checks and keeps every column alive, then times them in alternation: one step
-of each column per cycle, the order rotating, so drift within the process (clocks, host load,
-state left by the gate's work) falls on all columns alike. Each step is bracketed by CUDA events after a device sync, so host-side launch
-overhead is inside the interval; the median of many runs is reported with its spread.
+child compiles, checks and keeps every column alive, then times them in alternation
+(tileops.timing.time_alternating): one step of each column per cycle, the order rotating, so
+drift within the process (clocks, host load, state left by the gate's work) falls on all columns
+alike. Each step is bracketed by CUDA events after a device sync, so host-side launch overhead is
+inside the interval; the median of many runs is reported with its spread, and each speedup over
+Inductor is paired per cycle with the gate's estimator (tileops.timing.paired_ratio).
 Every compiled column is checked against eager; Tilesmith's after its install. The parent
 prints progress, writes JSON (merged with an earlier run under --resume), and a plot.
 """
@@ -269,28 +271,17 @@ def _runs_for(step, device, min_runs: int, max_runs: int, target_s: float) -> in
     return int(min(max_runs, max(min_runs, target_s / per)))
 
 
-def _sample(step, device, runs: int) -> list[float]:
-    """`runs` steps in ms. On CUDA each is bracketed by events after a device sync, so host-side
-    launch overhead is inside the interval (GPU idle while Python launches); on the CPU (CI) it
-    is wall-clock with perf_counter."""
-    import torch
+def _sample(steps: list, device, runs: int) -> list[list[float]]:
+    """`runs` cycles of one call of each step, in ms per step (tileops.timing.time_alternating:
+    the order rotating each cycle). On CUDA each call is bracketed by events after a device sync
+    and nothing flushes the L2 between calls, so a step costs what it costs in a training or
+    inference loop, host-side launch overhead included (GPU idle while Python launches); on the
+    CPU (CI) it is wall-clock with perf_counter."""
+    from tileops import timing
 
-    if device.type != "cuda":
-        ms = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            step()
-            ms.append(1000 * (time.perf_counter() - t0))
-        return ms
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
-    for i in range(runs):
-        torch.cuda.synchronize(device)
-        starts[i].record()
-        step()
-        ends[i].record()
-    torch.cuda.synchronize(device)
-    return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    per_step = timing.time_alternating(steps, runs, None, warmup=0, host_lead_cycles=None,
+                                       device=device)
+    return [[us / 1000.0 for us in times] for times in per_step]
 
 
 def _timer(device) -> dict:
@@ -299,7 +290,7 @@ def _timer(device) -> dict:
 
 def _time(step, device, min_runs: int, max_runs: int, target_s: float):
     runs = _runs_for(step, device, min_runs, max_runs, target_s)
-    return {**_stats(_sample(step, device, runs)), **_timer(device)}
+    return {**_stats(_sample([step], device, runs)[0]), **_timer(device)}
 
 
 def _time_interleaved(steps: dict, device, min_runs: int, max_runs: int, target_s: float,
@@ -316,11 +307,7 @@ def _time_interleaved(steps: dict, device, min_runs: int, max_runs: int, target_
     runs = [_runs_for(s, device, min_runs, max_runs, target_s) for s in steps.values()]
     cycles = max(min_runs, min(max_runs, sorted(runs)[len(runs) // 2]))
     names = list(steps)
-    samples: dict = {c: [] for c in names}
-    for r in range(cycles):
-        shift = r % len(names)
-        for c in names[shift:] + names[:shift]:
-            samples[c] += _sample(steps[c], device, 1)
+    samples = dict(zip(names, _sample([steps[c] for c in names], device, cycles)))
     per_round = {c: [statistics.median(part) for part in _split(ms, rounds)]
                  for c, ms in samples.items()}
     out = {c: {**_stats(ms), **_timer(device), "rounds": len(per_round[c]),
@@ -339,13 +326,24 @@ def _paired(base_ms: list[float], ms: list[float], rounds: int) -> dict:
     between two regimes its median lands on either side, and the ratio of two such medians
     read 0.90x for two copies of the same code (groupnorm_silu_fp32). Both steps of
     a cycle run within the same regime, so their ratio does not move with it; this is also how
-    the gate compares (paired, per call)."""
-    ratios = [b / m for b, m in zip(base_ms, ms) if m > 0]
-    if not ratios:
+    the gate compares (paired, per call), with the same estimator (tileops.timing.paired_ratio:
+    ts::perf::paired_stats). `round_medians`: the same figure over `rounds` consecutive parts
+    of the cycles (fewer where a part would hold fewer than two pairs)."""
+    from tileops import timing
+
+    pairs = [(b, m) for b, m in zip(base_ms, ms) if b > 0 and m > 0]
+    if len(pairs) < 2:
         return {}
-    st = _stats(ratios)
-    return {"median": st["ms"], "p10": st["p10_ms"], "p90": st["p90_ms"], "pairs": len(ratios),
-            "round_medians": [statistics.median(part) for part in _split(ratios, rounds)]}
+
+    def ratio(part: list) -> dict:
+        return timing.paired_ratio([b for b, _ in part], [m for _, m in part])
+
+    whole = ratio(pairs)
+    return {"median": whole["ratio"], "p10": whole["ratio_p10"], "p90": whole["ratio_p90"],
+            "ci_lower": whole["ratio_lower"], "ci_upper": whole["ratio_upper"],
+            "pairs": whole["pairs"],
+            "round_medians": [ratio(part)["ratio"]
+                              for part in _split(pairs, min(rounds, len(pairs) // 2))]}
 
 
 def _split(xs: list, parts: int) -> list[list]:
@@ -861,7 +859,9 @@ def main_run(args) -> int:
                           "whose columns say timing 'interleaved' were timed in rotating "
                           "blocks by an earlier version); median of N runs, spread = p90-p10 over "
                           "median; speedup = median over cycles of the inductor step over the "
-                          "column's step in the same cycle (rows whose speedup_estimator says "
+                          "column's step in the same cycle (ts::perf::paired_stats, the gate's "
+                          "estimator; ci_lower-ci_upper its 95% interval; rows whose "
+                          "speedup_estimator says "
                           "ratio_of_medians: inductor median over the column's median); each "
                           "problem in its own process",
                 "python": sys.version.split()[0],

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -254,3 +255,66 @@ def test_rebase_judges_later_candidates_against_the_winner(tmp_path):
         assert r.verdict == "rejected" and r.kind in ("not_faster", "too_noisy"), r.reason
         with pytest.raises(ValueError, match="does not parse"):
             g.rebase("def call(args):\n    return (\n")
+
+
+def test_the_cuda_flush_is_tileops_evict_last_read(monkeypatch):
+    # tileops.timing's two pieces replaced by recorders: the worker's flush must be a read of
+    # flush_buffer's buffer for its device by flush_l2, the same flush tileops bench uses.
+    from tileops import timing
+    from tilesmith.gate import worker
+
+    made, read = [], []
+
+    def flush_buffer(device=None):
+        made.append(torch.device(device))
+        return torch.ones(8)
+
+    monkeypatch.setattr(timing, "flush_buffer", flush_buffer)
+    monkeypatch.setattr(timing, "flush_l2", read.append)
+    assert worker._l2_flush(torch.device("cpu")) is None
+    assert made == [] and read == []
+    flush = worker._l2_flush(torch.device("cuda", 1))
+    flush()
+    flush()
+    assert made == [torch.device("cuda", 1)]  # one buffer, read before every sample
+    assert len(read) == 2 and all(b is read[0] for b in read) and read[0].numel() == 8
+
+
+def test_timing_flushes_before_every_sample(tmp_path, monkeypatch):
+    # A job run in this process on the CPU, with a flush in place of the one CUDA gets: the log
+    # shows a flush ahead of each sample's two clock reads, warm-up samples included.
+    from tilesmith.gate import worker
+
+    original = tmp_path / "original.py"
+    original.write_text(base_source())
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(HONEST)
+    torch.save(base_args(), tmp_path / "args.pt")
+    spec = {"mode": "evaluate", "device": "cpu", "seed": 5, "original": str(original),
+            "candidate": str(candidate), "args": str(tmp_path / "args.pt"), "pairs": 8,
+            "max_pairs": 8, "warmup": 2, "cpu_threads": torch.get_num_threads(),
+            "classes": ["normal"]}
+    log = []
+    flushed_for = []
+
+    def l2_flush(device):
+        flushed_for.append(device)
+        return lambda: log.append("flush")
+
+    clock = worker._process_time
+
+    def process_time():
+        log.append("clock")
+        return clock()
+
+    monkeypatch.setattr(worker, "_l2_flush", l2_flush)
+    monkeypatch.setattr(worker, "_process_time", process_time)
+    for name in ("tilesmith_gate_original", "tilesmith_gate_candidate"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    result = worker.Job(spec).run()
+    assert result["findings"] == [], result["findings"]
+    timing = result["timing"]
+    assert timing["pairs"] == 8 and "flushed before each sample" in timing["l2"]
+    assert flushed_for == [torch.device("cpu")]
+    samples = 2 * (2 + 8)  # both sides: warm-up, then the timed pairs
+    assert log == ["flush", "clock", "clock"] * samples

@@ -363,6 +363,34 @@ def test_speedup_pairs_the_steps_of_each_cycle():
     assert bench._paired([1.0], [0.0], rounds=2) == {}
 
 
+def test_paired_speedup_is_the_gates_estimator():
+    # The figures of tileops.timing.paired_ratio, which are the gate's paired_stats read the
+    # other way round (inductor / column): over all pairs and over each round's pairs. Rounds
+    # of two pairs make the round figure the geometric mean of its two ratios.
+    from tileops import timing
+    from tilesmith import _core
+
+    bench = load_bench()
+    base = [2.0, 3.0, 1.0, 4.0, 2.5, 1.5, 2.2, 3.3, 0.9]
+    ms = [1.0, 1.0, 2.0, 1.0, 2.5, 0.5, 1.1, 1.1, 0.3]  # ratios 2, 3, .5, 4, 1, 3, 2, 3, 3
+    paired = bench._paired(base, ms, rounds=4)
+    want = timing.paired_ratio(base, ms)
+    gate = _core.paired_stats(base, ms)
+    assert paired["pairs"] == want["pairs"] == gate.n == 9
+    assert paired["median"] == want["ratio"] == pytest.approx(3.0)
+    assert paired["median"] == pytest.approx(1 / gate.ratio, rel=1e-12)
+    assert (paired["p10"], paired["p90"]) == (want["ratio_p10"], want["ratio_p90"])
+    assert paired["p10"] == pytest.approx(1 / gate.ratio_p90, rel=1e-12)
+    assert (paired["ci_lower"], paired["ci_upper"]) == (want["ratio_lower"], want["ratio_upper"])
+    assert paired["ci_upper"] == pytest.approx(1 / gate.ratio_lower, rel=1e-12)
+    parts = bench._split(list(zip(base, ms)), 4)
+    assert [len(p) for p in parts] == [2, 2, 3, 2]
+    assert paired["round_medians"] == pytest.approx([6 ** 0.5, 2 ** 0.5, 2.0, 3.0])
+    # Pairs with a time that is not positive are left out; fewer than two pairs: no figure.
+    assert bench._paired(base + [1.0], ms + [0.0], rounds=4) == paired
+    assert bench._paired([1.0, 2.0], [0.5, 0.0], rounds=2) == {}
+
+
 def test_interleaved_timing_gives_each_column_its_paired_speedup():
     bench = load_bench()
     steps = {"inductor": lambda: time.sleep(0.002), "tilesmith": lambda: time.sleep(0.001),

@@ -35,6 +35,8 @@ try:  # rebinds torch.manual_seed and friends at import: do it before anything i
 except Exception:  # pragma: no cover - a torch without dynamo still runs plain wrappers
     pass
 
+import tileops.timing  # noqa: E402  (the L2 flush the timing calls; tilesmith-ai requires tileops)
+
 _json_dumps = json.dumps
 _os_write = os.write
 _thread_enumerate = threading.enumerate
@@ -57,13 +59,14 @@ _TRUSTED_NAMES = [
     "torch.Tensor.reshape", "torch.Tensor.double", "torch.Tensor.item",
     "torch.Tensor.set_", "torch.Tensor.fill_", "torch.Tensor.any", "torch.Tensor.sum",
     "json.dumps", "os.write", "threading.enumerate", "gc.collect",
+    "tileops.timing.flush_buffer", "tileops.timing.flush_l2",
 ]
 
 
 def _resolve(name: str):
     parts = name.split(".")
     obj = {"time": _time, "torch": torch, "json": json, "os": os, "threading": threading,
-           "gc": gc}[parts[0]]
+           "gc": gc, "tileops": tileops}[parts[0]]
     for p in parts[1:]:
         obj = getattr(obj, p)
     return obj
