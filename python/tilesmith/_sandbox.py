@@ -7,8 +7,9 @@ each needs to see on top of that:
     box = worker_sandbox(job_root, device="cuda")   # or None, with the reason, where it can't run
     readable = python_paths()                       # the interpreter and its packages
 
-The gate's code is read from `gate_code_root()`; `gate_code_digest()` hashes it so the host can
-tell, before every evaluation, that nothing has changed it since import.
+The gate's code is read from `gate_code_root()` (and its timing from tileops/timing.py);
+`gate_code_digest()` hashes both so the host can tell, before every evaluation, that nothing has
+changed them since import.
 """
 
 from __future__ import annotations
@@ -80,11 +81,25 @@ def gate_code_root() -> Path:
     return Path(__file__).resolve().parent
 
 
-def gate_code_digest(root: Path | None = None) -> str:
-    """SHA-256 over every .py file of the package (relative path and content)."""
+def gate_timing_file() -> Path:
+    """tileops/timing.py: the worker times and flushes with it. Found without importing tileops
+    (which would import torch)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tileops")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("tileops is not installed: the gate's worker times with tileops.timing")
+    return Path(next(iter(spec.submodule_search_locations))) / "timing.py"
+
+
+def gate_code_digest(root: Path | None = None, timing: Path | None = None) -> str:
+    """SHA-256 over every .py file of the package and the timing module the worker uses
+    (relative path and content)."""
     root = root or gate_code_root()
+    timing = timing or gate_timing_file()
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
+    h.update(b"tileops/timing.py\0" + timing.read_bytes() + b"\0")
     return h.hexdigest()

@@ -123,6 +123,15 @@ def test_the_digest_covers_every_file_of_the_package(tmp_path):
     assert _sandbox.gate_code_digest(pkg) != before
 
 
+def test_the_digest_covers_the_timing_the_worker_uses(tmp_path):
+    timing = tmp_path / "timing.py"
+    timing.write_bytes(_sandbox.gate_timing_file().read_bytes())
+    before = _sandbox.gate_code_digest(timing=timing)
+    assert before == _sandbox.gate_code_digest()
+    timing.write_text(timing.read_text().replace("FLUSH_BYTES = ", "FLUSH_BYTES = 0 * "))
+    assert _sandbox.gate_code_digest(timing=timing) != before
+
+
 def test_redact_covers_env_and_login_files(user):
     text = f"a {API_KEY} b {LOGIN_TOKEN} c"
     assert _core.agent.redact(text) == "a [redacted] b [redacted] c"
