@@ -410,8 +410,14 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
         def time_live() -> None:
             if len(live) < 2:
                 return
-            timed = _time_interleaved({c: v[0] for c, v in live.items()}, device, args.min_runs,
-                                      args.max_runs, args.target_s)
+            try:
+                timed = _time_interleaved({c: v[0] for c, v in live.items()}, device,
+                                          args.min_runs, args.max_runs, args.target_s)
+            except torch.OutOfMemoryError as e:
+                # Every live column's working set at once did not fit (an input of a third of
+                # the card): each keeps its sequential figure, and the record says why.
+                record["interleaved_error"] = f"OutOfMemoryError: {str(e).splitlines()[0]}"
+                return
             for column, stats in timed.items():
                 entry = record["columns"][column]
                 entry.setdefault("ms_sequential", entry.get("ms"))
@@ -429,6 +435,7 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 flush()
             entry: dict = {}
             record["columns"][column] = entry
+            failed = False
             try:
                 # No dynamo reset between columns: each torch.compile has its own backend, and
                 # dynamo keys its cache entries by backend, so the columns coexist.
@@ -484,6 +491,10 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
                 entry["status"] = "error"
                 entry["error"] = f"{type(e).__name__}: {e}"
                 entry["traceback"] = traceback.format_exc(limit=8)[-4000:]
+                failed = True
+            if failed:  # after the except block: its traceback no longer holds the frames
+                model = fn = step = observe = None
+                _release_failed_column(column, device)
             flush()
         time_live()
         record.pop("interleaved_before", None)
@@ -495,6 +506,24 @@ def run_child(path: Path, columns: list[str], out_path: Path, args) -> int:
         record["traceback"] = traceback.format_exc(limit=8)[-4000:]
     flush()
     return 0
+
+
+def _release_failed_column(column: str, device) -> None:
+    """What a failed column still holds goes before the next column runs: reduce-overhead's
+    CUDA graph pool above all (its static input copies and outputs), which is as large as the
+    inputs and would make every later column run out of memory too."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if column == "reduce_overhead":
+        with contextlib.suppress(Exception):
+            from torch._inductor import cudagraph_trees
+
+            cudagraph_trees.reset_cudagraph_trees()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
 
 
 # ---- parent: the run ----------------------------------------------------------------------------

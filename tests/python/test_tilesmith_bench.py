@@ -525,3 +525,66 @@ def test_a_columns_compared_outputs_are_freed_before_it_is_timed(tmp_path, monke
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["columns"]["eager"]["status"] == "ok", record
     assert observed and alive_at_timing == [0]
+
+
+def _child_args():
+    import argparse
+
+    return argparse.Namespace(seed=0, device="cpu", agent_model="tilesmith-search",
+                              max_model_calls=1, min_runs=3, max_runs=5, target_s=0.01)
+
+
+def test_a_failed_column_lets_go_of_its_memory_before_the_next_one(tmp_path, monkeypatch):
+    # reduce-overhead failing on an input of a third of the card kept its graph pool, and every
+    # later column (and the interleaved timing) then ran out of memory too.
+    import gc
+    import weakref
+
+    bench = load_bench()
+    (tmp_path / "a_tiny.py").write_text(TINY)
+    held, alive_when_next_compiles = [], []
+    compile_real = bench._compile
+
+    def compile_(column, model, inputs, *a):
+        gc.collect()
+        alive_when_next_compiles.append(sum(r() is not None for r in held))
+        if column != "reduce_overhead":
+            return compile_real("eager", model, inputs, *a)
+        pool = torch.empty(1 << 20)  # what the failing column's graphs hold
+        held.append(weakref.ref(pool))
+
+        def fails(*xs):
+            raise torch.OutOfMemoryError(f"CUDA out of memory ({pool.numel()} held)")
+
+        return fails
+
+    monkeypatch.setattr(bench, "_compile", compile_)
+    monkeypatch.setattr(bench, "_time", lambda step, device, *a: {"ms": 1.0})
+    bench.run_child(tmp_path / "a_tiny.py", ["eager", "reduce_overhead", "max_autotune"],
+                    tmp_path / "r.json", _child_args())
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["columns"]["reduce_overhead"]["status"] == "error"
+    assert record["columns"]["max_autotune"]["status"] == "ok", record
+    assert held and alive_when_next_compiles[-1] == 0
+
+
+def test_interleaved_timing_that_does_not_fit_keeps_the_sequential_figures(tmp_path, monkeypatch):
+    bench = load_bench()
+    (tmp_path / "a_tiny.py").write_text(TINY)
+    compile_real = bench._compile
+    monkeypatch.setattr(bench, "_compile", lambda c, m, i, *a: compile_real("eager", m, i, *a))
+    monkeypatch.setattr(bench, "_time", lambda step, device, *a: {"ms": 1.0})
+
+    def no_room(*a, **k):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 26.39 GiB.\nmore")
+
+    monkeypatch.setattr(bench, "_time_interleaved", no_room)
+    bench.run_child(tmp_path / "a_tiny.py", ["eager", "inductor"], tmp_path / "r.json",
+                    _child_args())
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["status"] == "ok", record
+    assert record["interleaved_error"] == ("OutOfMemoryError: CUDA out of memory. Tried to "
+                                           "allocate 26.39 GiB.")
+    for c in ("eager", "inductor"):
+        assert record["columns"][c]["status"] == "ok"
+        assert record["columns"][c]["timing"] == "sequential" and record["columns"][c]["ms"] == 1.0
