@@ -304,7 +304,7 @@ TEST(Manifest, ProjectSpecsLoadAndBindEveryWorkload) {
       ASSERT_TRUE(roofline_counts(o, c.bound)) << o.name() << " " << c.label;
     cases += calls->size();
   }
-  EXPECT_EQ(project().ops().size(), 7u);
+  EXPECT_GE(project().ops().size(), 7u);  // the first op set, and whatever grew since
   EXPECT_GT(cases, 40u);
 }
 
