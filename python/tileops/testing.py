@@ -400,6 +400,26 @@ def _evaluate(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.
     return [result] if isinstance(result, torch.Tensor) else list(result)
 
 
+def reference_mismatch(spec: manifest.OpSpec) -> str | None:
+    """Why the entry's reference does not fit its signature on the entry's base call (fp64, CPU):
+    it raises, or gives another number of results, or results of other shapes than the binder
+    infers (the outputs, or an in-place op's written inputs); None when it fits."""
+    call = base_call(spec)
+    tensors = make_inputs(spec, call.inputs, "cpu")
+    if spec.outputs:
+        want = [tuple(s) for _, s in spec.bind(list(call.inputs), call.params).outputs]
+    else:
+        want = [tuple(d[1]) for d, t in zip(call.inputs, spec.inputs) if t["mutated"]]
+    try:
+        got = [tuple(r.shape) for r in reference(spec, tensors, call.params)]
+    except Exception as e:  # the reference's own error, named with the call it was given
+        return (f"reference fails on {call.id()}: {type(e).__name__}: "
+                f"{str(e).splitlines()[0] if str(e) else ''}")
+    if got != want:
+        return f"reference on {call.id()} gives shapes {got}; the signature gives {want}"
+    return None
+
+
 def reference(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.Tensor]:
     """fp64 results (the outputs, or an in-place op's written inputs' new values): the entry's
     reference evaluated on fp64 copies of the floating-point inputs."""

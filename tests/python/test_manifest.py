@@ -186,3 +186,18 @@ def test_validate_reports_kernels_missing_from_the_build():
     assert kernel_problems(reference, {"softmax": "SoftmaxFwdOp", "gemm": "GEMMFwdOp"}) == []
     assert kernel_problems(reference, {"softmax": "SoftmaxFwdOp"}) == [
         "GEMMFwdOp: kernel 'gemm' has a reference but is not built into _tskernels (built: softmax)"]
+
+
+def test_validate_runs_each_reference_on_a_small_call(tmp_path):
+    specs = tmp_path / "specs"
+    shutil.copytree(manifest.specs_dir(), specs)
+    text = (specs / "reduction.yaml").read_text()
+    text = text.replace('reference: "torch.logsumexp(x, -1)"', 'reference: "torch.exp(x)"')
+    text = text.replace('reference: "torch.argmax(x, -1)"', 'reference: "torch.argmax(x, -1, keepdm=True)"')
+    (specs / "reduction.yaml").write_text(text)
+    r = _run_cli("--specs", str(specs), "validate")
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert any(f"{specs}/reduction.yaml:" in l and "LogSumExpFwdOp: reference on" in l
+               and "the signature gives [(16,)]" in l for l in lines), r.stderr
+    assert any("ArgMaxFwdOp: reference fails on" in l and "keepdm" in l for l in lines), r.stderr
