@@ -130,7 +130,7 @@ def _values(spec: manifest.OpSpec, bound) -> tuple[dict, dict]:
 def _try(spec, values, params, absent, dtypes):
     try:
         inputs, bound = spec.instantiate({**values, **dtypes}, params, list(absent))
-    except manifest.BindError:
+    except (ValueError, OverflowError):  # BindError (a ValueError) or a size past int64
         return None
     return inputs, bound
 
