@@ -105,7 +105,9 @@ std::string format_op_report(const OpSpec& op, const perf::HardwareProfile& hw) 
   s += fmt::format("{}  ({}, {}, {}:{})\n", op.name(), op.family(),
                    op.status() == OpStatus::implemented ? "implemented" : "spec-only", op.file(),
                    op.line());
-  s += fmt::format("  reference: {}\n", op.ref_api());
+  s += fmt::format("  ref_api:   {}\n", op.ref_api());
+  if (!op.reference().empty()) s += fmt::format("  reference: {}\n", op.reference());
+  if (!op.kernels().empty()) s += fmt::format("  kernels:   {}\n", fmt::join(op.kernels(), ", "));
   s += fmt::format("  signature: {}\n", op.signature_text());
   for (const auto& c : op.constraints())
     s += fmt::format("  requires:  {}{}\n", c.expr, c.message.empty() ? "" : "  # " + c.message);
