@@ -85,18 +85,28 @@ def test_cli_validate_and_show():
     assert missing.returncode == 1 and "no op named" in missing.stderr
 
 
-def test_cli_validate_rejects_broken_copy_with_locations(tmp_path):
+def _validate_edited_copy(tmp_path, file: str, edits: dict) -> tuple:
+    """`tileops validate` on a copy of the manifest with `edits` (old -> new text) made to
+    `file`: (the copy's folder, the lines it printed on stderr); it must fail."""
     specs = tmp_path / "specs"
     shutil.copytree(manifest.specs_dir(), specs)
-    gemm = (specs / "gemm.yaml").read_text()
-    gemm = gemm.replace('shape: "Mat[trans_b, K, N]"', 'shape: "Mat[trans_b, K]"')
-    gemm = gemm.replace("{M: 16, N: 6144, K: 4096,", "{M: 16, N: 6144, K: -4,")
-    (specs / "gemm.yaml").write_text(gemm)
+    text = (specs / file).read_text()
+    for old, new in edits.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    (specs / file).write_text(text)
     r = _run_cli("--specs", str(specs), "validate")
-    assert r.returncode == 1
-    lines = r.stderr.splitlines()
-    assert any(l.startswith(f"{specs}/gemm.yaml:") and "Mat takes 3 arguments" in l for l in lines), r.stderr
-    assert any("K: expected a non-negative integer" in l for l in lines), r.stderr
+    assert r.returncode == 1, r.stdout
+    return specs, r.stderr.splitlines()
+
+
+def test_cli_validate_rejects_broken_copy_with_locations(tmp_path):
+    specs, lines = _validate_edited_copy(tmp_path, "gemm.yaml", {
+        'shape: "Mat[trans_b, K, N]"': 'shape: "Mat[trans_b, K]"',
+        "{M: 16, N: 6144, K: 4096,": "{M: 16, N: 6144, K: -4,"})
+    assert any(l.startswith(f"{specs}/gemm.yaml:") and "Mat takes 3 arguments" in l
+               for l in lines), lines
+    assert any("K: expected a non-negative integer" in l for l in lines), lines
     # An implemented entry needs a registered implementation.
     unregistered = "\n".join(_core.validate_manifest(str(specs), [])["problems"])
     assert (f"{specs}/norm.yaml:2:1: RMSNormFwdOp: status is implemented but no kernel is "
@@ -189,15 +199,9 @@ def test_validate_reports_kernels_missing_from_the_build():
 
 
 def test_validate_runs_each_reference_on_a_small_call(tmp_path):
-    specs = tmp_path / "specs"
-    shutil.copytree(manifest.specs_dir(), specs)
-    text = (specs / "reduction.yaml").read_text()
-    text = text.replace('reference: "torch.logsumexp(x, -1)"', 'reference: "torch.exp(x)"')
-    text = text.replace('reference: "torch.argmax(x, -1)"', 'reference: "torch.argmax(x, -1, keepdm=True)"')
-    (specs / "reduction.yaml").write_text(text)
-    r = _run_cli("--specs", str(specs), "validate")
-    assert r.returncode == 1
-    lines = r.stderr.splitlines()
+    specs, lines = _validate_edited_copy(tmp_path, "reduction.yaml", {
+        'reference: "torch.logsumexp(x, -1)"': 'reference: "torch.exp(x)"',
+        'reference: "torch.argmax(x, -1)"': 'reference: "torch.argmax(x, -1, keepdm=True)"'})
     assert any(f"{specs}/reduction.yaml:" in l and "LogSumExpFwdOp: reference on" in l
-               and "the signature gives [(16,)]" in l for l in lines), r.stderr
-    assert any("ArgMaxFwdOp: reference fails on" in l and "keepdm" in l for l in lines), r.stderr
+               and "the signature gives [(16,)]" in l for l in lines), lines
+    assert any("ArgMaxFwdOp: reference fails on" in l and "keepdm" in l for l in lines), lines
