@@ -267,6 +267,8 @@ bool has_internal_overlap(const TensorArg& t) {
 Expected<void> check_layout(const OpModel& m, const TensorDecl& decl, const TensorArg& arg,
                             std::string_view label) {
   if (decl.layout == Layout::any || arg.strides.size() != arg.shape.size()) return {};
+  // An empty tensor has no element to lay out (torch calls any strides of one contiguous).
+  if (std::find(arg.shape.begin(), arg.shape.end(), 0) != arg.shape.end()) return {};
   const size_t rank = arg.shape.size();
   int64_t expect = 1;
   for (size_t d = rank; d-- > 0;) {

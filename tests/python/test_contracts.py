@@ -335,6 +335,37 @@ def test_values_against_the_reference(op_name, call, layout):
     _check(spec, got, want)
 
 
+def _poisoned_outputs(spec, call, device, layout):
+    """The call's outputs as caller-given buffers full of NaN (-1 for integers), each in `layout`
+    where the spec lets the kernel take its strides: an element the kernel leaves unwritten
+    stays visibly wrong."""
+    outs = []
+    for (dt, shape), info in zip(spec.bind(list(call.inputs), call.params).outputs,
+                                 spec.outputs):
+        dtype = TORCH_DTYPES[dt]
+        t = torch.full(shape, float("nan") if dtype.is_floating_point else -1, dtype=dtype,
+                       device=device)
+        outs.append(testing.with_layout(t, layout) if info["layout"] == "strided" else t)
+    return outs
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["contiguous", "permuted"])
+@pytest.mark.parametrize("op_name,call", _calls())
+def test_every_output_element_is_written(op_name, call, layout):
+    # Fresh torch.empty memory often holds an earlier result of the same shape, which hides an
+    # element a kernel never writes; a buffer of NaN does not (the gate poisons memory likewise).
+    spec = _spec(op_name)
+    if not spec.outputs:
+        pytest.skip("writes its inputs in place (covered by the value tests)")
+    tensors = testing.make_inputs(spec, call.inputs, "cuda")
+    op = _op(op_name, call.params)
+    outs = _poisoned_outputs(spec, call, "cuda", layout)
+    op.run_into(outs, *tensors)
+    torch.cuda.synchronize()
+    _check(spec, outs, _want(op, tensors))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_softmax_rows_split_over_a_cluster_keep_masked_slices_out(dtype):

@@ -60,6 +60,24 @@ def test_launch_path_against_the_reference(reference, op_name, call, layout):
     _check(spec, _results(op, tensors, op(*tensors)), want)
 
 
+@pytest.mark.parametrize("op_name,call", _calls())
+def test_run_into_fills_every_element_of_poisoned_outputs(reference, op_name, call):
+    """The caller-buffer path (Op.run_into, what Tilesmith's rewrites use) on the references."""
+    from test_contracts import _poisoned_outputs
+
+    spec = manifest.op(op_name)
+    if not spec.outputs or not _built(op_name):
+        pytest.skip("in place, or not in this build")
+    if sum(torch.Size(d[1]).numel() for d in call.inputs if d is not None) > 1 << 22:
+        pytest.skip("large case: the GPU tests cover it")
+    tensors = testing.make_inputs(spec, call.inputs, "cpu")
+    op = ops.get(op_name)(**call.params)
+    outs = _poisoned_outputs(spec, call, "cpu", "permuted")
+    op.run_into(outs, *tensors)
+    _check(spec, outs, testing.reference(spec, [None if t is None else t.clone() for t in tensors],
+                                         op.param_values))
+
+
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_torch_compile_runs_the_op_end_to_end(reference, op_name):
     if not _built(op_name):

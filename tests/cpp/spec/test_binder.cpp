@@ -204,6 +204,11 @@ TEST(Binder, GivenOutputsHaveTheBoundShapeTheirOwnMemoryAndNoInputs) {
   EXPECT_FALSE(with({{f32, {6, 32}, {16, 1}, true, apart}}));  // rows overlap by half
   EXPECT_EQ(error_of(with({{f32, {6, 32}, {}, true, base}})),
             "RMSNormFwdOp: output y overlaps input x");
+  // An empty output has no layout to check: torch gives [6, 0] the strides [1, 1].
+  const std::vector<int64_t> x60 = {6, 0}, y60 = {6, 0}, strides11 = {1, 1};
+  const std::vector<TensorArg> empty_x = {{bf16, x60, {}, true, base}};
+  const std::vector<TensorArg> empty_y = {{bf16, y60, strides11, true, apart}};
+  EXPECT_TRUE(bind_call(op("SiluAndMulFwdOp"), empty_x, {}, std::span<const TensorArg>(empty_y)));
   // Outputs are contiguous unless the spec declares them strided (attention's o).
   EXPECT_EQ(error_of(with({{f32, {6, 32}, {1, 6}, true, apart}})),
             "RMSNormFwdOp: output y: must be contiguous (strides [1, 6] for shape [6, 32])");
