@@ -335,17 +335,21 @@ def make_inputs(spec: manifest.OpSpec, inputs, device, seed: int = 0) -> list:
     return out
 
 
-LAYOUTS = ("contiguous", "padded", "odd-stride", "permuted")
+LAYOUTS = ("contiguous", "padded", "odd-stride", "permuted", "inner-swapped")
 
 
 def with_layout(t: torch.Tensor, layout: str) -> torch.Tensor:
     """The same values in another memory layout, last dim still contiguous: rows padded to a
-    16-byte multiple, rows padded by 3 elements (no 16-byte vectors), or the two leading dims
-    swapped in memory (as q.transpose(1, 2) of a [B, S, H, D] buffer)."""
+    16-byte multiple, rows padded by 3 elements (no 16-byte vectors), the two leading dims
+    swapped in memory ("permuted": batch and heads of [B, H, S, D]), or the two dims before the
+    last swapped ("inner-swapped": [B, H, S, D] over a [B, S, H, D] buffer, as SDPA's callers and
+    a fused QKV projection's views lay it out)."""
     if layout == "contiguous" or t.dim() == 0:
         return t
     if layout == "permuted":
         return t.transpose(0, 1).contiguous().transpose(0, 1) if t.dim() >= 3 else t
+    if layout == "inner-swapped":
+        return t.transpose(-3, -2).contiguous().transpose(-3, -2) if t.dim() >= 3 else t
     pad = 3 if layout == "odd-stride" else 16
     n = t.shape[-1]
     buf = torch.full((*t.shape[:-1], n + pad), float("nan") if t.is_floating_point() else 0,

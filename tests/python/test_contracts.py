@@ -350,7 +350,7 @@ def _poisoned_outputs(spec, call, device, layout):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("layout", ["contiguous", "permuted"])
+@pytest.mark.parametrize("layout", ["contiguous", "permuted", "inner-swapped"])
 @pytest.mark.parametrize("op_name,call", _calls())
 def test_every_output_element_is_written(op_name, call, layout):
     # Fresh torch.empty memory often holds an earlier result of the same shape, which hides an
@@ -460,7 +460,7 @@ def _config_calls(spec):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("layout", ["contiguous", "padded", "permuted"])
+@pytest.mark.parametrize("layout", ["contiguous", "padded", "permuted", "inner-swapped"])
 @pytest.mark.parametrize("op_name", IMPLEMENTED)
 def test_every_config_that_serves_a_call_matches_the_reference(op_name, layout, tmp_path,
                                                                monkeypatch):
