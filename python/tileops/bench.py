@@ -96,7 +96,7 @@ def _baselines(spec, tensors, params, with_compile: bool):
     kwargs = testing.reference_kwargs(spec, tensors, params)
 
     def listed(fn):
-        return lambda: (lambda r: [r] if isinstance(r, torch.Tensor) else list(r))(fn(**kwargs))
+        return lambda: testing.as_list(fn(**kwargs))
 
     out = {}
     if spec.name == "GEMMFwdOp":

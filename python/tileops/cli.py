@@ -37,7 +37,6 @@ def reference_problems(m: manifest.Manifest) -> list[str]:
     """Each entry (spec-only ones too) names a reference that compiles (an expression) or imports
     (a module:function path) and, where torch is installed, fits the signature on a small call."""
     import importlib
-    import re
 
     problems = []
     for op in m.ops:
@@ -46,8 +45,8 @@ def reference_problems(m: manifest.Manifest) -> list[str]:
         if not text:
             problems.append(f"{where}: the entry names no reference: (a Python expression over "
                             "the inputs and params, or module:function)")
-        elif re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", text):
-            module, attr = text.split(":")
+        elif (path := manifest.reference_path(text)) is not None:
+            module, attr = path
             try:
                 ok = callable(getattr(importlib.import_module(module), attr, None))
             except ImportError as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from pathlib import Path
 
 from tileops import _core
@@ -47,6 +48,18 @@ def op(name: str) -> OpSpec:
         names = ", ".join(o.name for o in load().ops)
         raise KeyError(f"no op named {name!r} in the manifest (ops: {names})")
     return found
+
+
+_REFERENCE_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def reference_path(text: str) -> tuple[str, str] | None:
+    """(module, function) where an entry's `reference:` is a `module:function` path; None where
+    it is an expression."""
+    if not _REFERENCE_PATH.fullmatch(text):
+        return None
+    module, function = text.split(":")
+    return module, function
 
 
 def hardware_profile_for(device_name: str | None) -> str:

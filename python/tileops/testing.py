@@ -143,12 +143,21 @@ def _absent_of(spec, inputs) -> tuple:
     return tuple(t["name"] for t, d in zip(spec.inputs, inputs) if d is None)
 
 
+def _dtypes_of(text: str) -> dict:
+    """{"T": "bfloat16"} from a call's dtype case as the binder writes it ("T=bfloat16")."""
+    return dict(kv.split("=") for kv in text.split(",") if kv)
+
+
+def _copy(values: dict) -> dict:
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in values.items()}
+
+
 def scaled_down(spec: manifest.OpSpec, values: dict, params: dict, absent: tuple, dtypes: dict,
                 budget: int = CPU_ELEMENTS) -> dict | None:
     """The variable values shrunk until the inputs hold at most `budget` elements: the largest
     dim first, by 4 or else by 2, keeping only values the spec admits (a constraint can pin a
     dim, as attention's head dim). None when nothing admitted fits."""
-    values = {k: (list(v) if isinstance(v, list) else v) for k, v in values.items()}
+    values = _copy(values)
     got = _try(spec, values, params, absent, dtypes)
     if got is None:
         return None
@@ -161,7 +170,7 @@ def scaled_down(spec: manifest.OpSpec, values: dict, params: dict, absent: tuple
             if size <= 1:
                 continue
             for smaller in (max(1, size // 4), max(1, size // 2)):
-                trial = {kk: (list(vv) if isinstance(vv, list) else vv) for kk, vv in values.items()}
+                trial = _copy(values)
                 if i is None:
                     trial[k] = smaller
                 else:
@@ -191,8 +200,21 @@ def _edge_values(spec: manifest.OpSpec, values: dict):
                     yield f"{k}={tag}", {**values, k: new}
 
 
-def _bool_params(spec) -> list[str]:
+def bool_params(spec: manifest.OpSpec) -> list[str]:
     return [p["name"] for p in spec.params if p["type"] == "bool"]
+
+
+def _scaled_workloads(spec: manifest.OpSpec, dtypes: dict) -> list[tuple]:
+    """(label, values, params, absent inputs) of each workload that scales down to the CPU
+    budget (scaled_down), in the entry's order."""
+    out = []
+    for w in spec.workloads():
+        values, params = _values(spec, w["bound"])
+        absent = _absent_of(spec, w["inputs"])
+        small = scaled_down(spec, values, params, absent, dtypes)
+        if small is not None:
+            out.append((f"{w['label']}-scaled", small, params, absent))
+    return out
 
 
 def contract_calls(spec: manifest.OpSpec) -> list[Call]:
@@ -208,18 +230,10 @@ def contract_calls(spec: manifest.OpSpec) -> list[Call]:
                         ",".join(f"{k}={v}" for k, v in dtypes.items()), kind))
 
     dtype_list = dtype_cases(spec)
-    first = dtype_list[0]
     for c in spec.cases():
-        dt = dict(kv.split("=") for kv in c["dtype_case"].split(",") if kv)
-        add(c["label"], c["inputs"], c["params"], dt, "case")
+        add(c["label"], c["inputs"], c["params"], _dtypes_of(c["dtype_case"]), "case")
 
-    bases = []  # (label, values, params, absent) of the scaled-down workloads
-    for w in spec.workloads():
-        values, params = _values(spec, w["bound"])
-        absent = _absent_of(spec, w["inputs"])
-        small = scaled_down(spec, values, params, absent, first)
-        if small is not None:
-            bases.append((f"{w['label']}-scaled", small, params, absent))
+    bases = _scaled_workloads(spec, dtype_list[0])
     for label, values, params, absent in bases:
         for dt in dtype_list:
             got = _try(spec, values, params, absent, dt)
@@ -235,7 +249,7 @@ def contract_calls(spec: manifest.OpSpec) -> list[Call]:
             variants.append((f"with-{name}", values, params, tuple(set(absent) - {name})))
         if optional:
             variants.append(("no-optional", values, params, tuple(optional)))
-        flags = _bool_params(spec)
+        flags = bool_params(spec)
         for combo in itertools.product((False, True), repeat=len(flags)) if flags else ():
             flipped = {**params, **dict(zip(flags, combo))}
             tag = ",".join(f"{f}={int(b)}" for f, b in zip(flags, combo))
@@ -252,8 +266,8 @@ def with_params(spec: manifest.OpSpec, call: Call, params: dict) -> Call | None:
     """The same call (its variable values, dtypes and absent inputs) under other params, the
     input shapes evaluated again (GEMM's trans flags change them); None where the spec refuses."""
     values, _ = _values(spec, spec.bind(list(call.inputs), call.params))
-    dtypes = dict(kv.split("=") for kv in call.dtypes.split(",") if kv)
-    got = _try(spec, values, {**call.params, **params}, _absent_of(spec, call.inputs), dtypes)
+    got = _try(spec, values, {**call.params, **params}, _absent_of(spec, call.inputs),
+               _dtypes_of(call.dtypes))
     if got is None:
         return None
     return Call(call.label, tuple(got[0]), {**call.params, **params}, call.dtypes, call.kind)
@@ -367,14 +381,11 @@ def layout_inputs(spec: manifest.OpSpec, tensors: list, layout: str) -> list:
 
 # -- references --------------------------------------------------------------------------------
 
-_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
 @functools.lru_cache(maxsize=None)
 def _reference_function(name: str, text: str, args: tuple[str, ...]):
-    if _PATH.match(text):
-        module, attr = text.split(":")
-        return getattr(importlib.import_module(module), attr)
+    path = manifest.reference_path(text)
+    if path is not None:
+        return getattr(importlib.import_module(path[0]), path[1])
     # A real function (not eval at call time), so torch.compile traces it like any other.
     source = f"def {name}_reference({', '.join(args)}):\n    return {text}\n"
     scope = {"torch": torch, "F": F, "math": math}
@@ -399,9 +410,13 @@ def reference_kwargs(spec: manifest.OpSpec, tensors: list, params: dict) -> dict
     return kw
 
 
-def _evaluate(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.Tensor]:
-    result = reference_function(spec)(**reference_kwargs(spec, tensors, params))
+def as_list(result) -> list[torch.Tensor]:
+    """A reference's result (a tensor, or a tuple of them) as a list."""
     return [result] if isinstance(result, torch.Tensor) else list(result)
+
+
+def _evaluate(spec: manifest.OpSpec, tensors: list, params: dict) -> list[torch.Tensor]:
+    return as_list(reference_function(spec)(**reference_kwargs(spec, tensors, params)))
 
 
 def reference_mismatch(spec: manifest.OpSpec) -> str | None:

@@ -447,7 +447,7 @@ def _forced_config(op_name, params, tensors, cfg):
 
 def _config_calls(spec):
     """The entry's `cases:` (the kernel's paths), with every combination of its bool params."""
-    flags = [p["name"] for p in spec.params if p["type"] == "bool"]
+    flags = testing.bool_params(spec)
     out = []
     for c in testing.contract_calls(spec):
         if c.kind != "case":
